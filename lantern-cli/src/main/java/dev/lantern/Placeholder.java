@@ -1,0 +1,2 @@
+package dev.lantern;
+final class Placeholder {}
