@@ -1,9 +1,9 @@
 package dev.lantern.cpu;
 
-import dev.lantern.ir.Attrs;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
 import dev.lantern.ir.Shape;
 import dev.lantern.ir.TensorType;
 import dev.lantern.tensor.Tensor;
@@ -35,7 +35,7 @@ public final class EagerExecutor {
                 in.add(env.get(s));
             }
             try {
-                if (n.op().isSource() && n.op() != dev.lantern.ir.Op.CONSTANT) {
+                if (n.op().isSource() && n.op() != Op.CONSTANT) {
                     env.put(n.name(), source(n, inputsAndParams));
                 } else {
                     Tensor t = Tensor.allocate(n.type().contiguous());
@@ -87,14 +87,10 @@ public final class EagerExecutor {
     public static List<String> sourceNames(Graph g) {
         List<String> names = new ArrayList<>();
         for (Node n : g.nodes()) {
-            if (n.op() == dev.lantern.ir.Op.INPUT || n.op() == dev.lantern.ir.Op.PARAM) {
+            if (n.op() == Op.INPUT || n.op() == Op.PARAM) {
                 names.add(n.attrs().getString("name", n.name()));
             }
         }
         return names;
-    }
-
-    static Attrs attrs(Node n) {
-        return n.op().withDefaults(n.attrs());
     }
 }
