@@ -160,4 +160,30 @@ class KernelTest {
             }
         }
     }
+
+    @Test
+    void bf16ConversionsAreBitExact() {
+        long seed = 123;
+        int n = 1000;
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) {
+            // normals at many scales, exact rounding ties, and the specials
+            v[i] = switch (i % 10) {
+                case 0 -> Float.intBitsToFloat(0x3F808000 + ((i / 10) << 17)); // a tie: low half exactly 0x8000
+                case 1 -> Float.NaN;
+                case 2 -> i % 20 == 2 ? Float.POSITIVE_INFINITY : Float.NEGATIVE_INFINITY;
+                case 3 -> Float.MIN_VALUE * i;
+                default -> Philox.normal(seed, i) * (float) Math.pow(10, i % 7 - 3);
+            };
+        }
+        Tensor t = Tensor.allocate(DType.BF16, Shape.of(n));
+        Convert.store(v, 0, t.segment(), DType.BF16, 0, 1, n);
+        float[] back = new float[n];
+        Convert.load(t.segment(), DType.BF16, 0, 1, back, 0, n);
+        for (int i = 0; i < n; i++) {
+            short want = dev.lantern.tensor.Half.toBf16(v[i]);
+            assertEquals(want, t.segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, i), "element " + i + " = " + v[i]);
+            assertEquals(Float.floatToRawIntBits(dev.lantern.tensor.Half.fromBf16(want)), Float.floatToRawIntBits(back[i]), "element " + i);
+        }
+    }
 }
