@@ -24,7 +24,16 @@ import java.util.Map;
  * name, in {@code graph.outputs()} order, as dense tensors of their logical shape.
  */
 public final class EagerExecutor {
-    public EagerExecutor() {}
+    private final boolean poison;
+
+    public EagerExecutor() {
+        this(false);
+    }
+
+    /** With {@code poisonOutputs}, every fresh output is filled with NaN before its kernel runs (for tests). */
+    public EagerExecutor(boolean poisonOutputs) {
+        this.poison = poisonOutputs;
+    }
 
     public Map<String, Tensor> run(Graph g, Map<String, Tensor> inputsAndParams) {
         Map<String, View> env = new HashMap<>();
@@ -39,6 +48,9 @@ public final class EagerExecutor {
                     env.put(n.name(), source(n, inputsAndParams));
                 } else {
                     Tensor t = Tensor.allocate(n.type().contiguous());
+                    if (poison) {
+                        t.poison();
+                    }
                     View out = View.of(t);
                     OpKernels.run(n, in, out);
                     owned.put(n.name(), t);

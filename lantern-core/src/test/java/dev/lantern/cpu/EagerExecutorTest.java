@@ -39,7 +39,7 @@ class EagerExecutorTest {
                 "x", Philox.normal(Tensor.allocate(DType.F32, Shape.of(7, 33)), seed, 1f),
                 "w", Philox.normal(Tensor.allocate(DType.F32, Shape.of(7, 5)), seed + 1, 1f),
                 "b", Philox.normal(Tensor.allocate(DType.F32, Shape.of(5)), seed + 2, 1f));
-        Map<String, Tensor> out = new EagerExecutor().run(g, in);
+        Map<String, Tensor> out = new EagerExecutor(true).run(g, in);
         Map<String, RefTensor> ref = ReferenceInterpreter.run(g, in);
         assertEquals(List.of("e", "y", "w"), List.copyOf(out.keySet()));
         for (String o : g.outputs()) {
