@@ -33,19 +33,32 @@ class EventGpuTest {
         }
     }
 
+    /**
+     * A non-timing event orders two streams: s2's timing event, recorded after waiting on s1's
+     * event, lands after s1's ~10 ms spin on the GPU timeline. (Judged by timing events, not
+     * by polling from the host, which can be slower than the spin on a first call.)
+     */
     @Test
     void eventsWithoutTimingRefuseElapsedAndStillOrderStreams() {
         CudaDevice dev = Gpu.device();
         CudaStream s1 = dev.newStream(false);
         CudaStream s2 = dev.newStream(false);
-        try (CudaEvent e = dev.newEvent(false); CudaEvent t = dev.newEvent(true)) {
-            Gpu.kernels().kernel("spin").launch(s1, new int[] {1}, new int[] {32}, 0, 20_000_000L, 0L);
+        try (CudaEvent e = dev.newEvent(false); CudaEvent a = dev.newEvent(true); CudaEvent t = dev.newEvent(true);
+             CudaEvent a2 = dev.newEvent(true)) {
+            long cycles = 20_000_000L; // ~10 ms
+            double spinMs = cycles / (dev.target().clockKHz() * 1e3) * 1e3;
+            s1.record(a);
+            s2.record(a2);
+            Gpu.kernels().kernel("spin").launch(s1, new int[] {1}, new int[] {32}, 0, cycles, 0L);
             s1.record(e);
             s2.waitFor(e);
             s2.record(t);
-            assertFalse(t.isComplete(), "s2 waits for the ~10 ms spin on s1");
             t.synchronize();
             assertTrue(e.isComplete());
+            float waited = t.elapsedMillisSince(a2);
+            System.out.printf("[gpu] s2 waited %.3f ms for s1's %.3f ms spin%n", waited, spinMs);
+            assertTrue(waited > 0.5 * spinMs, "s2's event came " + waited + " ms after its start");
+            assertFalse(t.elapsedMillisSince(a) < 0.5 * spinMs);
             assertThrows(IllegalStateException.class, () -> t.elapsedMillisSince(e));
         } finally {
             s1.close();

@@ -57,6 +57,7 @@ public final class Gpu {
         CublasLtGpuTest warm = new CublasLtGpuTest();
         warm.linearLayerWithBiasEpilogue();
         warm.stridedBatchWithTransposedA();
+        new CublasLtBf16GpuTest().geluBiasEpilogueInBf16();
         device.synchronize();
     }
 
