@@ -56,10 +56,10 @@ public final class Main {
                     err.println("lantern test: run it through the ./lantern script (it runs ./mvnw -B verify)");
                     yield 2;
                 }
-                default -> throw new UsageException("unknown command '" + cmd + "' (try: lantern help)");
+                default -> throw new UsageException(": unknown command '" + cmd + "' (try: lantern help)");
             };
         } catch (UsageException e) {
-            err.println("lantern " + e.getMessage());
+            err.println("lantern" + (e.getMessage().startsWith(":") ? "" : " ") + e.getMessage());
             return 2;
         } catch (LanternException e) {
             err.println("lantern " + cmd + ": " + e.getMessage());
