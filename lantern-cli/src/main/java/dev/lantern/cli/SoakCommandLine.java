@@ -1,13 +1,15 @@
 package dev.lantern.cli;
 
+import dev.lantern.runtime.soak.SoakCommand;
+
 import java.io.PrintStream;
 import java.util.List;
 
-/** {@code lantern soak}: delegates to the runtime's soak. */
+/** {@code lantern soak}: the runtime's allocator soak (see docs/soak.md). */
 final class SoakCommandLine {
     private SoakCommandLine() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        throw new UsageException("soak: not available in this build");
+        return SoakCommand.run(argv.toArray(String[]::new), out, err);
     }
 }
