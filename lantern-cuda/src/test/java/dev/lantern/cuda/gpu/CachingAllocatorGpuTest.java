@@ -85,6 +85,23 @@ class CachingAllocatorGpuTest {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void serviceProviderOpensGpuZero() throws Exception {
+        dev.lantern.runtime.alloc.SegmentSource src = new dev.lantern.cuda.CudaSegmentSourceProvider().open();
+        try {
+            assertEquals("cuda:0", src.name());
+            long seg = src.reserve(8L << 20);
+            assertTrue(seg > 0);
+            src.release(seg, 8L << 20);
+            assertEquals(-1, src.reserve(1L << 50));
+            assertNotNull(src.virtualMemory());
+        } finally {
+            ((AutoCloseable) src).close();
+        }
+        // the shared device is still usable after the provider closed its own reference
+        assertTrue(Gpu.device().freeMemory() > 0);
+    }
+
     static CudaStorage view(CudaDevice dev, Allocation a) {
         return CudaStorage.view(dev, a.address(), a.requested() / 4 * 4, () -> { });
     }
