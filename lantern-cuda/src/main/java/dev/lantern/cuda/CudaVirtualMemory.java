@@ -2,6 +2,7 @@ package dev.lantern.cuda;
 
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.cuda.ffi.CudaOutOfMemoryException;
+import dev.lantern.cuda.ffi.CudaVmm;
 import dev.lantern.runtime.alloc.VirtualMemory;
 
 /**
@@ -17,17 +18,17 @@ import dev.lantern.runtime.alloc.VirtualMemory;
  */
 public final class CudaVirtualMemory implements VirtualMemory {
     private final CudaDevice device;
-    private final CudaDriver driver;
+    private final CudaVmm vmm;
     private final int ordinal;
     private final long page;
     private final long rangeSize;
 
     private CudaVirtualMemory(CudaDevice device) {
         this.device = device;
-        this.driver = device.driver();
+        this.vmm = device.driver().vmm();
         this.ordinal = device.target().ordinal();
         device.makeCurrent();
-        this.page = driver.memGetAllocationGranularity(ordinal, false);
+        this.page = vmm.memGetAllocationGranularity(ordinal, false);
         this.rangeSize = (device.totalMemory() + page - 1) / page * page;
     }
 
@@ -60,7 +61,7 @@ public final class CudaVirtualMemory implements VirtualMemory {
     public long reserveRange(long bytes) {
         device.makeCurrent();
         try {
-            return driver.memAddressReserve(bytes, page);
+            return vmm.memAddressReserve(bytes, page);
         } catch (CudaOutOfMemoryException e) {
             return -1;
         }
@@ -73,14 +74,14 @@ public final class CudaVirtualMemory implements VirtualMemory {
         long done = 0;
         try {
             for (; done < bytes; done += page) {
-                long handle = driver.memCreate(page, ordinal);
+                long handle = vmm.memCreate(page, ordinal);
                 try {
-                    driver.memMap(address + done, page, 0, handle);
+                    vmm.memMap(address + done, page, 0, handle);
                 } finally {
-                    driver.memRelease(handle); // the mapping keeps the page alive
+                    vmm.memRelease(handle); // the mapping keeps the page alive
                 }
             }
-            driver.memSetAccessReadWrite(address, bytes, ordinal);
+            vmm.memSetAccessReadWrite(address, bytes, ordinal);
             return true;
         } catch (CudaOutOfMemoryException e) {
             unmapPages(address, done);
@@ -97,14 +98,14 @@ public final class CudaVirtualMemory implements VirtualMemory {
 
     private void unmapPages(long address, long bytes) {
         for (long off = 0; off < bytes; off += page) {
-            driver.memUnmap(address + off, page);
+            vmm.memUnmap(address + off, page);
         }
     }
 
     @Override
     public void releaseRange(long address, long bytes) {
         device.makeCurrent();
-        driver.memAddressFree(address, bytes);
+        vmm.memAddressFree(address, bytes);
     }
 
     private void checkPages(String what, long address, long bytes) {

@@ -83,14 +83,14 @@ class BindingSignatureTest {
         d.graphExecDestroy(0);
         assertEquals(0, d.graphGetNodes(0).length);
         assertEquals(0, d.graphNodeGetType(0));
-        assertEquals(0, d.memGetAllocationGranularity(0, false));
-        assertEquals(0, d.memAddressReserve(1L << 30, 1L << 21));
-        d.memAddressFree(0, 1L << 30);
-        assertEquals(0, d.memCreate(1L << 21, 0));
-        d.memMap(0, 1L << 21, 0, 0);
-        d.memSetAccessReadWrite(0, 1L << 21, 0);
-        d.memUnmap(0, 1L << 21);
-        d.memRelease(0);
+        assertEquals(0, d.vmm().memGetAllocationGranularity(0, false));
+        assertEquals(0, d.vmm().memAddressReserve(1L << 30, 1L << 21));
+        d.vmm().memAddressFree(0, 1L << 30);
+        assertEquals(0, d.vmm().memCreate(1L << 21, 0));
+        d.vmm().memMap(0, 1L << 21, 0, 0);
+        d.vmm().memSetAccessReadWrite(0, 1L << 21, 0);
+        d.vmm().memUnmap(0, 1L << 21);
+        d.vmm().memRelease(0);
         // cuGetErrorName "succeeds" with a NULL string: the header table answers instead.
         assertEquals("CUDA_ERROR_OUT_OF_MEMORY", d.errorName(2));
         assertEquals("cuMemAlloc_v2", d.failure("cuMemAlloc_v2", 2).call());
