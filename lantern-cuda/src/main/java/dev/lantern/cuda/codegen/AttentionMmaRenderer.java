@@ -1,0 +1,241 @@
+package dev.lantern.cuda.codegen;
+
+import dev.lantern.ir.DType;
+
+import java.util.List;
+
+/**
+ * The tensor-core attention kernel (FlashAttention-2 schedule) for head_dim 64 and 128,
+ * bf16 or f16, on sm_80+ ({@code mma.sync.m16n8k16}, f32 accumulators).
+ *
+ * <pre>
+ * CTA  = NW warps, BR = 16 * NW query rows; each warp owns 16 rows of S, P and O.
+ * smem = Q[BR][D] | K[BC][D] | V[BC][D], bf16, rows of D/8 16-byte chunks, chunk c of row r
+ *        stored at c ^ (r % 8) so that ldmatrix's 8 row addresses hit 8 different bank groups.
+ * loop over key tiles j (causal: only tiles with a key &lt;= the CTA's last query):
+ *   wait K_j; barrier; cp.async V_j          (V_j lands while S is computed)
+ *   S = Q K_j^T   (Q fragments in registers, K by ldmatrix)
+ *   mask (only diagonal and ragged tiles), online softmax in f32, log2 domain
+ *   wait V_j; barrier; cp.async K_j+1        (K_j+1 lands while P V is computed)
+ *   O += P V_j    (P re-packed from the S accumulators, V by ldmatrix.trans)
+ * O /= l, stored straight from the accumulators.
+ * </pre>
+ * Rows past seq_q / keys past seq_k are zero-filled by cp.async (src-size 0) and masked, so
+ * any sequence length is served. CTAs walk the query blocks of one (batch, head) together
+ * (K/V reuse in L2), the heaviest causal block first.
+ */
+final class AttentionMmaRenderer {
+    private final AttentionSpec spec;
+    private final int warps;
+    private final int keyTile;
+    private final String t;
+
+    AttentionMmaRenderer(AttentionSpec spec, CudaTarget target) {
+        this.spec = spec;
+        this.warps = spec.headDim() == 64 ? target.attentionWarps64() : target.attentionWarps128();
+        this.keyTile = target.attentionKeyTile();
+        this.t = CudaPrelude.cType(spec.dtype());
+        int chunks = spec.headDim() / 8;
+        if (keyTile % 16 != 0 || (keyTile * chunks) % (warps * 32) != 0 || (16 * warps * chunks) % (warps * 32) != 0) {
+            throw new CodegenException(spec.name() + ": attention tiles (warps " + warps + ", key tile " + keyTile
+                    + ") do not divide head_dim " + spec.headDim());
+        }
+        int smem = sharedBytes();
+        if (smem > target.sharedBytesPerBlock()) {
+            throw new CodegenException(spec.name() + ": attention needs " + smem + " bytes of shared memory, "
+                    + target.arch() + " allows " + target.sharedBytesPerBlock());
+        }
+    }
+
+    private int sharedBytes() {
+        return (16 * warps + 2 * keyTile) * spec.headDim() * 2;
+    }
+
+    CudaKernelSource render() {
+        CudaEmitter e = new CudaEmitter();
+        int d = spec.headDim();
+        int threads = warps * 32;
+        CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim " + d
+                + ", tensor-core path (mma.sync m16n8k16, " + warps + " warps, key tile " + keyTile + ")");
+        String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
+        String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
+        String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
+        e.linef("constexpr int D = %d, NW = %d, THREADS = NW * 32, BR = 16 * NW, BC = %d, CH = D / 8;", d, warps, keyTile);
+        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
+        e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
+                ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
+        e.line("typedef " + t + " T;");
+        e.blank();
+        emitHelpers(e, mmaType, pack2, vec2);
+        List<KernelParam> params = AttentionParams.of(t);
+        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(" + threads + ")"), () -> {
+            e.line("extern __shared__ __align__(128) unsigned char lt_smem[];");
+            e.line("const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;");
+            e.line("const int qblocks = (seq_q + BR - 1) / BR;");
+            e.line("const long long bh = blockIdx.x / qblocks;");
+            e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
+            AttentionParams.emitBases(e, "T");
+            e.line("const unsigned sQ = (unsigned) __cvta_generic_to_shared(lt_smem);");
+            e.line("const unsigned sK = sQ + BR * D * 2, sV = sK + BC * D * 2;");
+            e.line("int nk = (seq_k + BC - 1) / BC;");
+            e.line("if (CAUSAL) nk = min(nk, (q0 + BR + BC - 1) / BC);  // tiles past the last query are fully masked");
+            e.line("lt_load_tile<BR>(sQ, qb, q_ss, q0, seq_q, tid);");
+            e.line("if (nk > 0) lt_load_tile<BC>(sK, kb, k_ss, 0, seq_k, tid);");
+            e.line("lt_cp_commit();");
+            e.line("lt_cp_wait_all();");
+            e.line("__syncthreads();");
+            e.comment("ldmatrix lane roles: matrix m = lane / 8, row r = lane % 8 within it");
+            e.line("const int lm = lane >> 3, lr = lane & 7;");
+            e.line("unsigned qf[D / 16][4];  // A fragments of this warp's 16 query rows");
+            e.unrolled("kk", "D / 16", () -> {
+                e.line("const int row = warp * 16 + (lm & 1) * 8 + lr, ch = kk * 2 + (lm >> 1);");
+                e.line("lt_ldsm_x4(sQ + (row * D + ((ch ^ lr) << 3)) * 2, qf[kk]);");
+            });
+            e.line("float oacc[D / 8][4];");
+            e.unrolled("n", "D / 8", () -> e.line("oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.f;"));
+            e.line("float mrow[2] = {-LT_INF, -LT_INF}, lrow[2] = {0.f, 0.f};");
+            e.line("const int g = lane >> 2, t4 = lane & 3;");
+            e.line("const int qrow = q0 + warp * 16 + g;  // this thread's rows: qrow and qrow + 8");
+            e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
+                e.block("if (kt > 0)", () -> {
+                    e.line("lt_cp_wait_all();  // K_kt has landed");
+                    e.line("__syncthreads();   // and every warp is done reading V_kt-1");
+                });
+                e.line("lt_load_tile<BC>(sV, vb, v_ss, kt * BC, seq_k, tid);");
+                e.line("lt_cp_commit();");
+                emitScores(e);
+                emitSoftmax(e);
+                e.line("lt_cp_wait_all();  // V_kt has landed");
+                e.line("__syncthreads();   // and every warp is done reading K_kt");
+                e.block("if (kt + 1 < nk)", () -> {
+                    e.line("lt_load_tile<BC>(sK, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+                    e.line("lt_cp_commit();");
+                });
+                emitPv(e);
+            });
+            emitEpilogue(e, pack2, vec2);
+        });
+        int smem = sharedBytes();
+        int br = 16 * warps;
+        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
+        return new CudaKernelSource(spec.name(), e.text(), params, rule,
+                ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "mma");
+    }
+
+    private void emitHelpers(CudaEmitter e, String mmaType, String pack2, String vec2) {
+        e.block("__device__ __forceinline__ void lt_cp_async16(unsigned dst, const void* src, bool valid)", () -> {
+            e.comment("src-size 0 zero-fills the 16 bytes: rows past the sequence end read as zeros");
+            e.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), "
+                    + "\"r\"(valid ? 16 : 0));");
+        });
+        e.line("__device__ __forceinline__ void lt_cp_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }");
+        e.line("__device__ __forceinline__ void lt_cp_wait_all() { asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\"); }");
+        e.block("__device__ __forceinline__ void lt_ldsm_x4(unsigned addr, unsigned (&r)[4])", () ->
+                e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
+                        + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
+        e.block("__device__ __forceinline__ void lt_ldsm_x4_t(unsigned addr, unsigned (&r)[4])", () ->
+                e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
+                        + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
+        e.comment("c += a * b: m16n8k16, A row-major 16x16, B column-major 16x8, f32 accumulators");
+        e.block("__device__ __forceinline__ void lt_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)", () ->
+                e.line("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + mmaType + "." + mmaType
+                        + ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\" "
+                        + ": \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3]) "
+                        + ": \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1));"));
+        e.block("__device__ __forceinline__ unsigned lt_pack(float lo, float hi)", () -> {
+            e.line(vec2 + " h = " + pack2 + "(lo, hi);");
+            e.line("return *reinterpret_cast<unsigned*>(&h);");
+        });
+        e.comment("ROWS x D tile of rows row0.. of g (row stride in elements) into swizzled smem at sbase");
+        e.line("template <int ROWS>");
+        e.block("__device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, "
+                + "int row0, int nrows, int tid)", () -> {
+            e.unrolled("it", "ROWS * CH / THREADS", () -> {
+                e.line("const int i = tid + it * THREADS, r = i / CH, c = i % CH;");
+                e.line("const bool ok = row0 + r < nrows;");
+                e.line("const T* src = g + (ok ? (long long) (row0 + r) * stride : 0LL) + c * 8;");
+                e.line("lt_cp_async16(sbase + (r * D + ((c ^ (r & 7)) << 3)) * 2, src, ok);");
+            });
+        });
+        e.blank();
+    }
+
+    private void emitScores(CudaEmitter e) {
+        e.line("float s[BC / 8][4];");
+        e.unrolled("n", "BC / 8", () -> e.line("s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;"));
+        e.unrolled("kk", "D / 16", () -> e.unrolled("np", "BC / 16", () -> {
+            e.comment("B fragments of two 8-key n-tiles: keys np*16 + (lm/2)*8 + lr, dims kk*16 + (lm%2)*8");
+            e.line("const int key = np * 16 + (lm >> 1) * 8 + lr, ch = kk * 2 + (lm & 1);");
+            e.line("unsigned b[4];");
+            e.line("lt_ldsm_x4(sK + (key * D + ((ch ^ lr) << 3)) * 2, b);");
+            e.line("lt_mma(s[2 * np], qf[kk], b[0], b[1]);");
+            e.line("lt_mma(s[2 * np + 1], qf[kk], b[2], b[3]);");
+        }));
+        e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> e.line("s[n][i] *= SCALE_LOG2;")));
+        e.line("const int k0 = kt * BC;");
+        e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > q0))", () -> {
+            e.comment("a ragged or diagonal tile: mask keys past seq_k and, causal, keys after the query");
+            e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
+                e.line("const int col = k0 + n * 8 + 2 * t4 + (i & 1), row = qrow + (i >> 1) * 8;");
+                e.line("if (col >= seq_k || (CAUSAL && col > row)) s[n][i] = -LT_INF;");
+            }));
+        });
+    }
+
+    private void emitSoftmax(CudaEmitter e) {
+        e.unrolled("h", "2", () -> {
+            e.comment("row qrow + 8h: this thread holds s[n][2h], s[n][2h+1]; the quad holds the whole row");
+            e.line("float mx = mrow[h];");
+            e.unrolled("n", "BC / 8", () -> e.line("mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));"));
+            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
+            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
+            e.line("const float muse = mx == -LT_INF ? 0.f : mx;  // all masked so far: keep exp2 finite");
+            e.line("const float corr = exp2f(mrow[h] - muse);");
+            e.line("mrow[h] = mx;");
+            e.line("float ls = 0.f;");
+            e.unrolled("n", "BC / 8", () -> {
+                e.line("s[n][2 * h] = exp2f(s[n][2 * h] - muse);");
+                e.line("s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - muse);");
+                e.line("ls += s[n][2 * h] + s[n][2 * h + 1];");
+            });
+            e.line("lrow[h] = lrow[h] * corr + ls;  // per-thread partial; the quad sum comes at the end");
+            e.unrolled("n", "D / 8", () -> {
+                e.line("oacc[n][2 * h] *= corr;");
+                e.line("oacc[n][2 * h + 1] *= corr;");
+            });
+        });
+    }
+
+    private void emitPv(CudaEmitter e) {
+        e.comment("P as A fragments: k-step j covers keys 16j..16j+15 = the S n-tiles 2j and 2j+1");
+        e.line("unsigned pa[BC / 16][4];");
+        e.unrolled("j", "BC / 16", () -> {
+            e.line("pa[j][0] = lt_pack(s[2 * j][0], s[2 * j][1]);");
+            e.line("pa[j][1] = lt_pack(s[2 * j][2], s[2 * j][3]);");
+            e.line("pa[j][2] = lt_pack(s[2 * j + 1][0], s[2 * j + 1][1]);");
+            e.line("pa[j][3] = lt_pack(s[2 * j + 1][2], s[2 * j + 1][3]);");
+        });
+        e.unrolled("j", "BC / 16", () -> e.unrolled("dp", "D / 16", () -> {
+            e.comment("V fragments (transposed): keys j*16 + (lm%2)*8 + lr, dims dp*16 + (lm/2)*8");
+            e.line("const int key = j * 16 + (lm & 1) * 8 + lr, ch = dp * 2 + (lm >> 1);");
+            e.line("unsigned b[4];");
+            e.line("lt_ldsm_x4_t(sV + (key * D + ((ch ^ lr) << 3)) * 2, b);");
+            e.line("lt_mma(oacc[2 * dp], pa[j], b[0], b[1]);");
+            e.line("lt_mma(oacc[2 * dp + 1], pa[j], b[2], b[3]);");
+        }));
+    }
+
+    private void emitEpilogue(CudaEmitter e, String pack2, String vec2) {
+        e.unrolled("h", "2", () -> {
+            e.line("float l = lrow[h];");
+            e.line("l += __shfl_xor_sync(0xffffffffu, l, 1);");
+            e.line("l += __shfl_xor_sync(0xffffffffu, l, 2);");
+            e.line("const float inv = l > 0.f ? 1.f / l : 0.f;");
+            e.line("const int row = qrow + h * 8;");
+            e.block("if (row < seq_q)", () -> e.unrolled("n", "D / 8", () -> {
+                e.line("*reinterpret_cast<" + vec2 + "*>(ob + row * o_ss + n * 8 + 2 * t4) = "
+                        + pack2 + "(oacc[n][2 * h] * inv, oacc[n][2 * h + 1] * inv);");
+            }));
+        });
+    }
+}
