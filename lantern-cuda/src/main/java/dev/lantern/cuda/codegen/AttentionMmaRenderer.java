@@ -9,13 +9,15 @@ import java.util.List;
  * bf16 or f16, on sm_80+ ({@code mma.sync.m16n8k16}, f32 accumulators).
  *
  * <pre>
- * CTA  = NW warps, BR = 16 * NW query rows; each warp owns 16 rows of S, P and O.
+ * CTA  = NW warps, BR = 16 * MT * NW query rows; each warp owns MT m16 tiles (16 * MT rows) of S, P, O.
  * smem = Q[BR][D] | K[BC][D] | V[BC][D], bf16, rows of D/8 16-byte chunks, chunk c of row r
  *        stored at c ^ (r % 8) so that ldmatrix's 8 row addresses hit 8 different bank groups.
  * loop over key tiles j (causal: only tiles with a key &lt;= the CTA's last query):
  *   wait K_j; barrier; cp.async V_j          (V_j lands while S is computed)
- *   S = Q K_j^T   (Q fragments in registers, K by ldmatrix)
- *   mask (only diagonal and ragged tiles), online softmax in f32, log2 domain
+ *   S = Q K_j^T   (Q fragments in registers when MT = 1, else re-read from smem; K by ldmatrix,
+ *                  each K fragment feeding MT MMAs)
+ *   mask (only diagonal and ragged tiles), online softmax in f32, log2 domain (scale folded
+ *   into the exp2 argument as one FFMA when scale &gt; 0)
  *   wait V_j; barrier; cp.async K_j+1        (K_j+1 lands while P V is computed)
  *   O += P V_j    (P re-packed from the S accumulators, V by ldmatrix.trans)
  * O /= l, stored straight from the accumulators.
@@ -26,19 +28,18 @@ import java.util.List;
  */
 final class AttentionMmaRenderer {
     private final AttentionSpec spec;
-    private final int warps;
-    private final int keyTile;
+    private final CudaTarget.AttentionTile tile;
     private final String t;
 
     AttentionMmaRenderer(AttentionSpec spec, CudaTarget target) {
         this.spec = spec;
-        this.warps = spec.headDim() == 64 ? target.attentionWarps64() : target.attentionWarps128();
-        this.keyTile = target.attentionKeyTile();
+        this.tile = spec.headDim() == 64 ? target.attention64() : target.attention128();
         this.t = CudaPrelude.cType(spec.dtype());
         int chunks = spec.headDim() / 8;
-        if (keyTile % 16 != 0 || (keyTile * chunks) % (warps * 32) != 0 || (16 * warps * chunks) % (warps * 32) != 0) {
-            throw new CodegenException(spec.name() + ": attention tiles (warps " + warps + ", key tile " + keyTile
-                    + ") do not divide head_dim " + spec.headDim());
+        int threads = tile.warps() * 32;
+        if ((tile.keyTile() * chunks) % threads != 0 || (tile.queryRows() * chunks) % threads != 0) {
+            throw new CodegenException(spec.name() + ": attention tile " + tile + " does not divide head_dim "
+                    + spec.headDim());
         }
         int smem = sharedBytes();
         if (smem > target.sharedBytesPerBlock()) {
@@ -48,19 +49,23 @@ final class AttentionMmaRenderer {
     }
 
     private int sharedBytes() {
-        return (16 * warps + 2 * keyTile) * spec.headDim() * 2;
+        return (tile.queryRows() + 2 * tile.keyTile()) * spec.headDim() * 2;
     }
 
     CudaKernelSource render() {
         CudaEmitter e = new CudaEmitter();
         int d = spec.headDim();
-        int threads = warps * 32;
+        int threads = tile.warps() * 32;
+        boolean qInRegisters = tile.rowTiles() == 1;
+        boolean foldScale = spec.scale() > 0;
         CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim " + d
-                + ", tensor-core path (mma.sync m16n8k16, " + warps + " warps, key tile " + keyTile + ")");
+                + ", tensor-core path (mma.sync m16n8k16, " + tile.warps() + " warps x " + tile.rowTiles()
+                + " row tiles, key tile " + tile.keyTile() + ")");
         String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
         String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
-        e.linef("constexpr int D = %d, NW = %d, THREADS = NW * 32, BR = 16 * NW, BC = %d, CH = D / 8;", d, warps, keyTile);
+        e.linef("constexpr int D = %d, NW = %d, MT = %d, THREADS = NW * 32, BR = 16 * MT * NW, BC = %d, CH = D / 8;",
+                d, tile.warps(), tile.rowTiles(), tile.keyTile());
         e.linef("constexpr bool CAUSAL = %s;", spec.causal());
         e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
                 ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
@@ -86,16 +91,20 @@ final class AttentionMmaRenderer {
             e.line("__syncthreads();");
             e.comment("ldmatrix lane roles: matrix m = lane / 8, row r = lane % 8 within it");
             e.line("const int lm = lane >> 3, lr = lane & 7;");
-            e.line("unsigned qf[D / 16][4];  // A fragments of this warp's 16 query rows");
-            e.unrolled("kk", "D / 16", () -> {
-                e.line("const int row = warp * 16 + (lm & 1) * 8 + lr, ch = kk * 2 + (lm >> 1);");
-                e.line("lt_ldsm_x4(sQ + (row * D + ((ch ^ lr) << 3)) * 2, qf[kk]);");
-            });
-            e.line("float oacc[D / 8][4];");
-            e.unrolled("n", "D / 8", () -> e.line("oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.f;"));
-            e.line("float mrow[2] = {-LT_INF, -LT_INF}, lrow[2] = {0.f, 0.f};");
+            e.comment("A-fragment address of (m-tile mt, k-step kk) of this warp's query rows in sQ");
+            e.line("#define LT_QADDR(mt, kk) (sQ + (((warp * MT + (mt)) * 16 + (lm & 1) * 8 + lr) * D "
+                    + "+ ((((kk) * 2 + (lm >> 1)) ^ lr) << 3)) * 2)");
+            if (qInRegisters) {
+                e.line("unsigned qf[D / 16][4];  // A fragments of this warp's 16 query rows, kept for the whole loop");
+                e.unrolled("kk", "D / 16", () -> e.line("lt_ldsm_x4(LT_QADDR(0, kk), qf[kk]);"));
+            }
+            e.line("float oacc[MT][D / 8][4];");
+            e.unrolled("mt", "MT", () -> e.unrolled("n", "D / 8",
+                    () -> e.line("oacc[mt][n][0] = oacc[mt][n][1] = oacc[mt][n][2] = oacc[mt][n][3] = 0.f;")));
+            e.line("float mrow[MT][2], lrow[MT][2];");
+            e.unrolled("mt", "MT", () -> e.line("mrow[mt][0] = mrow[mt][1] = -LT_INF; lrow[mt][0] = lrow[mt][1] = 0.f;"));
             e.line("const int g = lane >> 2, t4 = lane & 3;");
-            e.line("const int qrow = q0 + warp * 16 + g;  // this thread's rows: qrow and qrow + 8");
+            e.line("const int qrow = q0 + warp * MT * 16 + g;  // this thread's rows: qrow + 16 mt + 8 h");
             e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
                 e.block("if (kt > 0)", () -> {
                     e.line("lt_cp_wait_all();  // K_kt has landed");
@@ -103,8 +112,8 @@ final class AttentionMmaRenderer {
                 });
                 e.line("lt_load_tile<BC>(sV, vb, v_ss, kt * BC, seq_k, tid);");
                 e.line("lt_cp_commit();");
-                emitScores(e);
-                emitSoftmax(e);
+                emitScores(e, qInRegisters, foldScale);
+                emitSoftmax(e, foldScale);
                 e.line("lt_cp_wait_all();  // V_kt has landed");
                 e.line("__syncthreads();   // and every warp is done reading K_kt");
                 e.block("if (kt + 1 < nk)", () -> {
@@ -114,9 +123,10 @@ final class AttentionMmaRenderer {
                 emitPv(e);
             });
             emitEpilogue(e, pack2, vec2);
+            e.line("#undef LT_QADDR");
         });
         int smem = sharedBytes();
-        int br = 16 * warps;
+        int br = tile.queryRows();
         LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
         return new CudaKernelSource(spec.name(), e.text(), params, rule,
                 ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "mma");
@@ -160,82 +170,110 @@ final class AttentionMmaRenderer {
         e.blank();
     }
 
-    private void emitScores(CudaEmitter e) {
-        e.line("float s[BC / 8][4];");
-        e.unrolled("n", "BC / 8", () -> e.line("s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;"));
-        e.unrolled("kk", "D / 16", () -> e.unrolled("np", "BC / 16", () -> {
-            e.comment("B fragments of two 8-key n-tiles: keys np*16 + (lm/2)*8 + lr, dims kk*16 + (lm%2)*8");
-            e.line("const int key = np * 16 + (lm >> 1) * 8 + lr, ch = kk * 2 + (lm & 1);");
-            e.line("unsigned b[4];");
-            e.line("lt_ldsm_x4(sK + (key * D + ((ch ^ lr) << 3)) * 2, b);");
-            e.line("lt_mma(s[2 * np], qf[kk], b[0], b[1]);");
-            e.line("lt_mma(s[2 * np + 1], qf[kk], b[2], b[3]);");
-        }));
-        e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> e.line("s[n][i] *= SCALE_LOG2;")));
+    private void emitScores(CudaEmitter e, boolean qInRegisters, boolean foldScale) {
+        e.line("float s[MT][BC / 8][4];");
+        e.unrolled("mt", "MT", () -> e.unrolled("n", "BC / 8",
+                () -> e.line("s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;")));
+        e.unrolled("kk", "D / 16", () -> {
+            if (!qInRegisters) {
+                e.line("unsigned qa[MT][4];");
+                e.unrolled("mt", "MT", () -> e.line("lt_ldsm_x4(LT_QADDR(mt, kk), qa[mt]);"));
+            }
+            String a = qInRegisters ? "qf[kk]" : "qa[mt]";
+            e.unrolled("np", "BC / 16", () -> {
+                e.comment("B fragments of two 8-key n-tiles: keys np*16 + (lm/2)*8 + lr, dims kk*16 + (lm%2)*8");
+                e.line("const int key = np * 16 + (lm >> 1) * 8 + lr, ch = kk * 2 + (lm & 1);");
+                e.line("unsigned b[4];");
+                e.line("lt_ldsm_x4(sK + (key * D + ((ch ^ lr) << 3)) * 2, b);");
+                e.unrolled("mt", "MT", () -> {
+                    e.line("lt_mma(s[mt][2 * np], " + a + ", b[0], b[1]);");
+                    e.line("lt_mma(s[mt][2 * np + 1], " + a + ", b[2], b[3]);");
+                });
+            });
+        });
+        if (!foldScale) {
+            e.unrolled("mt", "MT", () -> e.unrolled("n", "BC / 8",
+                    () -> e.unrolled("i", "4", () -> e.line("s[mt][n][i] *= SCALE_LOG2;"))));
+        }
         e.line("const int k0 = kt * BC;");
         e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > q0))", () -> {
             e.comment("a ragged or diagonal tile: mask keys past seq_k and, causal, keys after the query");
-            e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
-                e.line("const int col = k0 + n * 8 + 2 * t4 + (i & 1), row = qrow + (i >> 1) * 8;");
-                e.line("if (col >= seq_k || (CAUSAL && col > row)) s[n][i] = -LT_INF;");
-            }));
+            e.unrolled("mt", "MT", () -> e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
+                e.line("const int col = k0 + n * 8 + 2 * t4 + (i & 1), row = qrow + mt * 16 + (i >> 1) * 8;");
+                e.line("if (col >= seq_k || (CAUSAL && col > row)) s[mt][n][i] = -LT_INF;");
+            })));
         });
     }
 
-    private void emitSoftmax(CudaEmitter e) {
-        e.unrolled("h", "2", () -> {
-            e.comment("row qrow + 8h: this thread holds s[n][2h], s[n][2h+1]; the quad holds the whole row");
-            e.line("float mx = mrow[h];");
-            e.unrolled("n", "BC / 8", () -> e.line("mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));"));
+    private void emitSoftmax(CudaEmitter e, boolean foldScale) {
+        e.unrolled("mt", "MT", () -> e.unrolled("h", "2", () -> {
+            e.comment("row qrow + 16 mt + 8 h: this thread holds s[mt][n][2h..2h+1]; its quad holds the row");
+            e.line("float mx = mrow[mt][h];");
+            e.unrolled("n", "BC / 8", () -> e.line("mx = fmaxf(mx, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));"));
             e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
             e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
             e.line("const float muse = mx == -LT_INF ? 0.f : mx;  // all masked so far: keep exp2 finite");
-            e.line("const float corr = exp2f(mrow[h] - muse);");
-            e.line("mrow[h] = mx;");
+            if (foldScale) {
+                e.comment("scores are raw here (scale > 0 keeps the max): exp2(s * scale*log2e - max * scale*log2e)");
+                e.line("const float corr = exp2f((mrow[mt][h] - muse) * SCALE_LOG2);");
+                e.line("const float mneg = -muse * SCALE_LOG2;");
+            } else {
+                e.line("const float corr = exp2f(mrow[mt][h] - muse);");
+            }
+            e.line("mrow[mt][h] = mx;");
             e.line("float ls = 0.f;");
             e.unrolled("n", "BC / 8", () -> {
-                e.line("s[n][2 * h] = exp2f(s[n][2 * h] - muse);");
-                e.line("s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - muse);");
-                e.line("ls += s[n][2 * h] + s[n][2 * h + 1];");
+                if (foldScale) {
+                    e.line("s[mt][n][2 * h] = exp2f(fmaf(s[mt][n][2 * h], SCALE_LOG2, mneg));");
+                    e.line("s[mt][n][2 * h + 1] = exp2f(fmaf(s[mt][n][2 * h + 1], SCALE_LOG2, mneg));");
+                } else {
+                    e.line("s[mt][n][2 * h] = exp2f(s[mt][n][2 * h] - muse);");
+                    e.line("s[mt][n][2 * h + 1] = exp2f(s[mt][n][2 * h + 1] - muse);");
+                }
+                e.line("ls += s[mt][n][2 * h] + s[mt][n][2 * h + 1];");
             });
-            e.line("lrow[h] = lrow[h] * corr + ls;  // per-thread partial; the quad sum comes at the end");
+            e.line("lrow[mt][h] = lrow[mt][h] * corr + ls;  // per-thread partial; the quad sum comes at the end");
             e.unrolled("n", "D / 8", () -> {
-                e.line("oacc[n][2 * h] *= corr;");
-                e.line("oacc[n][2 * h + 1] *= corr;");
+                e.line("oacc[mt][n][2 * h] *= corr;");
+                e.line("oacc[mt][n][2 * h + 1] *= corr;");
             });
-        });
-    }
-
-    private void emitPv(CudaEmitter e) {
-        e.comment("P as A fragments: k-step j covers keys 16j..16j+15 = the S n-tiles 2j and 2j+1");
-        e.line("unsigned pa[BC / 16][4];");
-        e.unrolled("j", "BC / 16", () -> {
-            e.line("pa[j][0] = lt_pack(s[2 * j][0], s[2 * j][1]);");
-            e.line("pa[j][1] = lt_pack(s[2 * j][2], s[2 * j][3]);");
-            e.line("pa[j][2] = lt_pack(s[2 * j + 1][0], s[2 * j + 1][1]);");
-            e.line("pa[j][3] = lt_pack(s[2 * j + 1][2], s[2 * j + 1][3]);");
-        });
-        e.unrolled("j", "BC / 16", () -> e.unrolled("dp", "D / 16", () -> {
-            e.comment("V fragments (transposed): keys j*16 + (lm%2)*8 + lr, dims dp*16 + (lm/2)*8");
-            e.line("const int key = j * 16 + (lm & 1) * 8 + lr, ch = dp * 2 + (lm >> 1);");
-            e.line("unsigned b[4];");
-            e.line("lt_ldsm_x4_t(sV + (key * D + ((ch ^ lr) << 3)) * 2, b);");
-            e.line("lt_mma(oacc[2 * dp], pa[j], b[0], b[1]);");
-            e.line("lt_mma(oacc[2 * dp + 1], pa[j], b[2], b[3]);");
         }));
     }
 
+    private void emitPv(CudaEmitter e) {
+        e.unrolled("j", "BC / 16", () -> {
+            e.comment("P as A fragments: k-step j covers keys 16j..16j+15 = the S n-tiles 2j and 2j+1");
+            e.line("unsigned pa[MT][4];");
+            e.unrolled("mt", "MT", () -> {
+                e.line("pa[mt][0] = lt_pack(s[mt][2 * j][0], s[mt][2 * j][1]);");
+                e.line("pa[mt][1] = lt_pack(s[mt][2 * j][2], s[mt][2 * j][3]);");
+                e.line("pa[mt][2] = lt_pack(s[mt][2 * j + 1][0], s[mt][2 * j + 1][1]);");
+                e.line("pa[mt][3] = lt_pack(s[mt][2 * j + 1][2], s[mt][2 * j + 1][3]);");
+            });
+            e.unrolled("dp", "D / 16", () -> {
+                e.comment("V fragments (transposed): keys j*16 + (lm%2)*8 + lr, dims dp*16 + (lm/2)*8");
+                e.line("const int key = j * 16 + (lm & 1) * 8 + lr, ch = dp * 2 + (lm >> 1);");
+                e.line("unsigned b[4];");
+                e.line("lt_ldsm_x4_t(sV + (key * D + ((ch ^ lr) << 3)) * 2, b);");
+                e.unrolled("mt", "MT", () -> {
+                    e.line("lt_mma(oacc[mt][2 * dp], pa[mt], b[0], b[1]);");
+                    e.line("lt_mma(oacc[mt][2 * dp + 1], pa[mt], b[2], b[3]);");
+                });
+            });
+        });
+    }
+
     private void emitEpilogue(CudaEmitter e, String pack2, String vec2) {
-        e.unrolled("h", "2", () -> {
-            e.line("float l = lrow[h];");
+        e.unrolled("mt", "MT", () -> e.unrolled("h", "2", () -> {
+            e.line("float l = lrow[mt][h];");
             e.line("l += __shfl_xor_sync(0xffffffffu, l, 1);");
             e.line("l += __shfl_xor_sync(0xffffffffu, l, 2);");
             e.line("const float inv = l > 0.f ? 1.f / l : 0.f;");
-            e.line("const int row = qrow + h * 8;");
+            e.line("const int row = qrow + mt * 16 + h * 8;");
             e.block("if (row < seq_q)", () -> e.unrolled("n", "D / 8", () -> {
                 e.line("*reinterpret_cast<" + vec2 + "*>(ob + row * o_ss + n * 8 + 2 * t4) = "
-                        + pack2 + "(oacc[n][2 * h] * inv, oacc[n][2 * h + 1] * inv);");
+                        + pack2 + "(oacc[mt][n][2 * h] * inv, oacc[mt][n][2 * h + 1] * inv);");
             }));
-        });
+        }));
     }
 }

@@ -17,9 +17,8 @@ import java.util.Set;
  * @param dtypes            storage types the kernels accept
  * @param rowVectorsPerThread how many 16-byte vectors one thread keeps of a row in the
  *                          row-in-registers norm and softmax kernels (loads in flight)
- * @param attentionWarps64  warps per CTA of the fused attention at head_dim 64 (16 query rows each)
- * @param attentionWarps128 warps per CTA of the fused attention at head_dim 128
- * @param attentionKeyTile  keys per K/V tile of the fused attention
+ * @param attention64       tile choice of the fused attention at head_dim 64
+ * @param attention128      tile choice of the fused attention at head_dim 128
  * @param tensorCoreMma     whether {@code mma.sync.m16n8k16} on bf16/f16 exists (sm_80+)
  */
 public record CudaTarget(
@@ -31,16 +30,33 @@ public record CudaTarget(
         int vectorBytes,
         Set<DType> dtypes,
         int rowVectorsPerThread,
-        int attentionWarps64,
-        int attentionWarps128,
-        int attentionKeyTile,
+        AttentionTile attention64,
+        AttentionTile attention128,
         boolean tensorCoreMma) {
+
+    /**
+     * Tiles of the tensor-core attention: {@code warps} warps per CTA, each owning
+     * {@code rowTiles} x 16 query rows, K/V tiles of {@code keyTile} keys. With two row tiles
+     * each K/V fragment read from shared memory feeds twice the MMAs (and Q is re-read from
+     * shared memory instead of kept in registers).
+     */
+    public record AttentionTile(int warps, int rowTiles, int keyTile) {
+        public AttentionTile {
+            if (warps < 1 || warps > 16 || rowTiles < 1 || rowTiles > 2 || keyTile < 16 || keyTile % 16 != 0) {
+                throw new IllegalArgumentException("bad attention tile " + warps + "/" + rowTiles + "/" + keyTile);
+            }
+        }
+
+        public int queryRows() {
+            return 16 * rowTiles * warps;
+        }
+    }
 
     /** NVIDIA H200 (and H100 SXM): sm_90, 132 SMs, 227 KiB opt-in shared memory per CTA. */
     public static final CudaTarget H200 = new CudaTarget(
             "sm_90", 132, 32, 1024, 227 * 1024, 16,
             Set.of(DType.F32, DType.F16, DType.BF16),
-            4, 4, 4, 64, true);
+            4, new AttentionTile(4, 1, 64), new AttentionTile(4, 1, 64), true);
 
     public CudaTarget {
         dtypes = Set.copyOf(dtypes);
@@ -55,15 +71,15 @@ public record CudaTarget(
     }
 
     /** A copy with other attention tile choices: the basic tile sweep renders each. */
-    public CudaTarget withAttentionWarps(int warps64, int warps128) {
+    public CudaTarget withAttention(AttentionTile tile64, AttentionTile tile128) {
         return new CudaTarget(arch, smCount, warpSize, maxThreadsPerBlock, sharedBytesPerBlock, vectorBytes,
-                dtypes, rowVectorsPerThread, warps64, warps128, attentionKeyTile, tensorCoreMma);
+                dtypes, rowVectorsPerThread, tile64, tile128, tensorCoreMma);
     }
 
     /** A copy with another number of row vectors per thread for the row kernels. */
     public CudaTarget withRowVectorsPerThread(int vectors) {
         return new CudaTarget(arch, smCount, warpSize, maxThreadsPerBlock, sharedBytesPerBlock, vectorBytes,
-                dtypes, vectors, attentionWarps64, attentionWarps128, attentionKeyTile, tensorCoreMma);
+                dtypes, vectors, attention64, attention128, tensorCoreMma);
     }
 
     void requireDtype(DType dtype, String what) {

@@ -25,11 +25,17 @@ public final class DumpKernels {
             entries.add(write(dir, spec, CudaTarget.H200, ""));
         }
         // Tile variants of the attention for the harness to time (the basic sweep).
+        List<CudaTarget.AttentionTile> tiles = List.of(new CudaTarget.AttentionTile(4, 1, 64),
+                new CudaTarget.AttentionTile(4, 2, 64), new CudaTarget.AttentionTile(4, 2, 32),
+                new CudaTarget.AttentionTile(8, 1, 64), new CudaTarget.AttentionTile(8, 2, 32));
         for (KernelSpec spec : BenchmarkKernels.all()) {
-            if (spec instanceof AttentionSpec a && a.fastPath(CudaTarget.H200) && a.headDim() == 128 && a.batch() == 16) {
-                AttentionSpec w8 = new AttentionSpec(a.name() + "_w8", a.batch(), a.heads(), a.seqQ(), a.seqK(),
-                        a.headDim(), a.causal(), a.scale(), a.dtype());
-                entries.add(write(dir, w8, CudaTarget.H200.withAttentionWarps(4, 8), "w8"));
+            if (spec instanceof AttentionSpec a && a.fastPath(CudaTarget.H200) && a.batch() == 16) {
+                for (CudaTarget.AttentionTile tile : tiles) {
+                    String tag = "w" + tile.warps() + "m" + tile.rowTiles() + "k" + tile.keyTile();
+                    AttentionSpec v = new AttentionSpec(a.name() + "_" + tag, a.batch(), a.heads(), a.seqQ(), a.seqK(),
+                            a.headDim(), a.causal(), a.scale(), a.dtype());
+                    entries.add(write(dir, v, CudaTarget.H200.withAttention(tile, tile), tag));
+                }
             }
         }
         Files.writeString(dir.resolve("manifest.json"), "[\n" + String.join(",\n", entries) + "\n]\n");
