@@ -164,6 +164,7 @@ def ew_ref(op, a, b, c, to):
     if op == "SILU": return a / (1 + torch.exp(-a))
     if op == "GELU_TANH": return 0.5 * a * (1 + torch.tanh(0.7978845608028654 * (a + 0.044715 * a ** 3)))
     if op == "GELU_ERF": return 0.5 * a * (1 + torch.erf(a / math.sqrt(2)))
+    if op == "CONST": return c
     if op == "SCALE": return a * c
     if op == "ADD_CONST": return a + c
     if op == "ROUND": return a.to(DT[to]).double()
@@ -184,7 +185,7 @@ def run_elementwise(k, s, torch_fn=None):
     k(*args); torch.cuda.synchronize()
     vals = [v.double() for v in views]
     for step in s["steps"]:
-        a = vals[step["args"][0]]
+        a = vals[step["args"][0]] if step["args"] else None
         b = vals[step["args"][1]] if len(step["args"]) > 1 else None
         vals.append(ew_ref(step["op"], a, b, step["constant"], step["roundTo"]))
     ref = vals[-1]

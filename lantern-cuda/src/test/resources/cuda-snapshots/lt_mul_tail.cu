@@ -125,7 +125,9 @@ extern "C" __global__ void __launch_bounds__(256) lt_mul_tail(const __nv_bfloat1
       const float v2 = v0 * v1;
       const float v3 = lt_round<__half>(v2);
       const float v4 = v3 / (1.f + expf(-v3));
-      y[j] = v4;
+      const float v5 = 1.5f;
+      const float v6 = v5 - v4;
+      y[j] = v6;
     }
     lt_store<__nv_bfloat16, V>(out + i, y);
   }
@@ -136,6 +138,8 @@ extern "C" __global__ void __launch_bounds__(256) lt_mul_tail(const __nv_bfloat1
     const float v2 = v0 * v1;
     const float v3 = lt_round<__half>(v2);
     const float v4 = v3 / (1.f + expf(-v3));
-    out[i] = lt_from<__nv_bfloat16>(v4);
+    const float v5 = 1.5f;
+    const float v6 = v5 - v4;
+    out[i] = lt_from<__nv_bfloat16>(v6);
   }
 }

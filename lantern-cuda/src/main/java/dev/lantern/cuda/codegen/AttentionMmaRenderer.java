@@ -49,7 +49,7 @@ final class AttentionMmaRenderer {
     }
 
     private int sharedBytes() {
-        return (tile.queryRows() + 2 * tile.keyTile()) * spec.headDim() * 2;
+        return (tile.queryRows() + 2 * tile.keyTile() * tile.stages()) * spec.headDim() * 2;
     }
 
     CudaKernelSource render() {
@@ -60,7 +60,7 @@ final class AttentionMmaRenderer {
         boolean foldScale = spec.scale() > 0;
         CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim " + d
                 + ", tensor-core path (mma.sync m16n8k16, " + tile.warps() + " warps x " + tile.rowTiles()
-                + " row tiles, key tile " + tile.keyTile() + ")");
+                + " row tiles, key tile " + tile.keyTile() + ", " + tile.stages() + " K/V stage(s))");
         String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
         String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
@@ -81,11 +81,23 @@ final class AttentionMmaRenderer {
             e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
             AttentionParams.emitBases(e, "T");
             e.line("const unsigned sQ = (unsigned) __cvta_generic_to_shared(lt_smem);");
-            e.line("const unsigned sK = sQ + BR * D * 2, sV = sK + BC * D * 2;");
+            boolean twoStages = tile.stages() == 2;
+            if (twoStages) {
+                e.line("const unsigned sKV = sQ + BR * D * 2;  // stage s: K at sKV + s * 2 * BC * D * 2, V after it");
+            } else {
+                e.line("const unsigned sK = sQ + BR * D * 2, sV = sK + BC * D * 2;");
+            }
             e.line("int nk = (seq_k + BC - 1) / BC;");
             e.line("if (CAUSAL) nk = min(nk, (q0 + BR + BC - 1) / BC);  // tiles past the last query are fully masked");
             e.line("lt_load_tile<BR>(sQ, qb, q_ss, q0, seq_q, tid);");
-            e.line("if (nk > 0) lt_load_tile<BC>(sK, kb, k_ss, 0, seq_k, tid);");
+            if (twoStages) {
+                e.block("if (nk > 0)", () -> {
+                    e.line("lt_load_tile<BC>(sKV, kb, k_ss, 0, seq_k, tid);");
+                    e.line("lt_load_tile<BC>(sKV + BC * D * 2, vb, v_ss, 0, seq_k, tid);");
+                });
+            } else {
+                e.line("if (nk > 0) lt_load_tile<BC>(sK, kb, k_ss, 0, seq_k, tid);");
+            }
             e.line("lt_cp_commit();");
             e.line("lt_cp_wait_all();");
             e.line("__syncthreads();");
@@ -106,21 +118,38 @@ final class AttentionMmaRenderer {
             e.line("const int g = lane >> 2, t4 = lane & 3;");
             e.line("const int qrow = q0 + warp * MT * 16 + g;  // this thread's rows: qrow + 16 mt + 8 h");
             e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
-                e.block("if (kt > 0)", () -> {
-                    e.line("lt_cp_wait_all();  // K_kt has landed");
-                    e.line("__syncthreads();   // and every warp is done reading V_kt-1");
-                });
-                e.line("lt_load_tile<BC>(sV, vb, v_ss, kt * BC, seq_k, tid);");
-                e.line("lt_cp_commit();");
-                emitScores(e, qInRegisters, foldScale);
-                emitSoftmax(e, foldScale);
-                e.line("lt_cp_wait_all();  // V_kt has landed");
-                e.line("__syncthreads();   // and every warp is done reading K_kt");
-                e.block("if (kt + 1 < nk)", () -> {
-                    e.line("lt_load_tile<BC>(sK, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+                if (twoStages) {
+                    e.line("const unsigned sK = sKV + (kt & 1) * (2 * BC * D * 2), sV = sK + BC * D * 2;");
+                    e.block("if (kt + 1 < nk)", () -> {
+                        e.line("const unsigned nK = sKV + ((kt + 1) & 1) * (2 * BC * D * 2);");
+                        e.line("lt_load_tile<BC>(nK, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+                        e.line("lt_load_tile<BC>(nK + BC * D * 2, vb, v_ss, (kt + 1) * BC, seq_k, tid);");
+                        e.line("lt_cp_commit();");
+                        e.line("lt_cp_wait_one();  // all but the tile just issued: K_kt and V_kt have landed");
+                    });
+                    e.block("else", () -> e.line("lt_cp_wait_all();"));
+                    e.line("__syncthreads();");
+                    emitScores(e, qInRegisters, foldScale);
+                    emitSoftmax(e, foldScale);
+                    emitPv(e);
+                    e.line("__syncthreads();  // every warp is done with this stage before it is refilled");
+                } else {
+                    e.block("if (kt > 0)", () -> {
+                        e.line("lt_cp_wait_all();  // K_kt has landed");
+                        e.line("__syncthreads();   // and every warp is done reading V_kt-1");
+                    });
+                    e.line("lt_load_tile<BC>(sV, vb, v_ss, kt * BC, seq_k, tid);");
                     e.line("lt_cp_commit();");
-                });
-                emitPv(e);
+                    emitScores(e, qInRegisters, foldScale);
+                    emitSoftmax(e, foldScale);
+                    e.line("lt_cp_wait_all();  // V_kt has landed");
+                    e.line("__syncthreads();   // and every warp is done reading K_kt");
+                    e.block("if (kt + 1 < nk)", () -> {
+                        e.line("lt_load_tile<BC>(sK, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+                        e.line("lt_cp_commit();");
+                    });
+                    emitPv(e);
+                }
             });
             emitEpilogue(e, pack2, vec2);
             e.line("#undef LT_QADDR");
@@ -140,6 +169,9 @@ final class AttentionMmaRenderer {
         });
         e.line("__device__ __forceinline__ void lt_cp_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }");
         e.line("__device__ __forceinline__ void lt_cp_wait_all() { asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\"); }");
+        if (tile.stages() == 2) {
+            e.line("__device__ __forceinline__ void lt_cp_wait_one() { asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\"); }");
+        }
         e.block("__device__ __forceinline__ void lt_ldsm_x4(unsigned addr, unsigned (&r)[4])", () ->
                 e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
                         + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));

@@ -62,7 +62,8 @@ public final class BenchmarkKernels {
         specs.add(new ElementwiseSpec("lt_mul_tail", flat,
                 List.of(ElementwiseSpec.Operand.contiguous(BF16, flat), ElementwiseSpec.Operand.contiguous(BF16, flat)),
                 List.of(new ElementwiseSpec.Step(ElementwiseOp.MUL, List.of(0, 1)),
-                        ElementwiseSpec.Step.round(2, F16), new ElementwiseSpec.Step(ElementwiseOp.SILU, List.of(3))),
+                        ElementwiseSpec.Step.round(2, F16), new ElementwiseSpec.Step(ElementwiseOp.SILU, List.of(3)),
+                        ElementwiseSpec.Step.literal(1.5), new ElementwiseSpec.Step(ElementwiseOp.SUB, List.of(5, 4))),
                 BF16));
         // --- casts
         specs.add(new CastSpec("lt_cast_f32_bf16", rows * hidden, F32, BF16));

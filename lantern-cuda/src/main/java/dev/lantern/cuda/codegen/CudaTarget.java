@@ -36,19 +36,28 @@ public record CudaTarget(
 
     /**
      * Tiles of the tensor-core attention: {@code warps} warps per CTA, each owning
-     * {@code rowTiles} x 16 query rows, K/V tiles of {@code keyTile} keys. With two row tiles
-     * each K/V fragment read from shared memory feeds twice the MMAs (and Q is re-read from
-     * shared memory instead of kept in registers).
+     * {@code rowTiles} x 16 query rows, K/V tiles of {@code keyTile} keys, {@code stages} K/V
+     * buffers. With two row tiles each K/V fragment read from shared memory feeds twice the
+     * MMAs (and Q is re-read from shared memory instead of kept in registers). One stage is
+     * FlashAttention-2's interleave (V_j loads during S = QK_j^T, K_j+1 during PV_j); two
+     * stages load K_j+1 and V_j+1 together during all of tile j.
      */
-    public record AttentionTile(int warps, int rowTiles, int keyTile) {
+    public record AttentionTile(int warps, int rowTiles, int keyTile, int stages) {
         public AttentionTile {
-            if (warps < 1 || warps > 16 || rowTiles < 1 || rowTiles > 2 || keyTile < 16 || keyTile % 16 != 0) {
-                throw new IllegalArgumentException("bad attention tile " + warps + "/" + rowTiles + "/" + keyTile);
+            if (warps < 1 || warps > 16 || rowTiles < 1 || rowTiles > 2 || keyTile < 16 || keyTile % 16 != 0
+                    || stages < 1 || stages > 2) {
+                throw new IllegalArgumentException("bad attention tile " + warps + "/" + rowTiles + "/" + keyTile
+                        + "/" + stages);
             }
         }
 
         public int queryRows() {
             return 16 * rowTiles * warps;
+        }
+
+        /** A short name for dumps and sweeps: {@code w4m2k32s1}. */
+        public String tag() {
+            return "w" + warps + "m" + rowTiles + "k" + keyTile + "s" + stages;
         }
     }
 
@@ -56,7 +65,7 @@ public record CudaTarget(
     public static final CudaTarget H200 = new CudaTarget(
             "sm_90", 132, 32, 1024, 227 * 1024, 16,
             Set.of(DType.F32, DType.F16, DType.BF16),
-            4, new AttentionTile(4, 1, 64), new AttentionTile(4, 1, 64), true);
+            4, new AttentionTile(4, 1, 64, 1), new AttentionTile(4, 1, 64, 1), true);
 
     public CudaTarget {
         dtypes = Set.copyOf(dtypes);

@@ -204,7 +204,7 @@ final class ElementwiseRenderer {
         int base = spec.inputs().size();
         for (int s = 0; s < spec.steps().size(); s++) {
             ElementwiseSpec.Step step = spec.steps().get(s);
-            String a = "v" + step.args().get(0);
+            String a = step.args().isEmpty() ? "" : "v" + step.args().get(0);
             String b = step.args().size() > 1 ? "v" + step.args().get(1) : "";
             String c = floatLiteral(step.constant());
             String t = step.roundTo() == null ? "float" : CudaPrelude.cType(step.roundTo());

@@ -57,6 +57,11 @@ public record ElementwiseSpec(String name, List<Long> shape, List<Operand> input
             return new Step(op, List.of(arg), constant, null);
         }
 
+        /** A scalar constant leaf. */
+        public static Step literal(double value) {
+            return new Step(ElementwiseOp.CONST, List.of(), value, null);
+        }
+
         public static Step round(int arg, DType to) {
             return new Step(ElementwiseOp.ROUND, List.of(arg), 0.0, to);
         }

@@ -25,13 +25,15 @@ public final class DumpKernels {
             entries.add(write(dir, spec, CudaTarget.H200, ""));
         }
         // Tile variants of the attention for the harness to time (the basic sweep).
-        List<CudaTarget.AttentionTile> tiles = List.of(new CudaTarget.AttentionTile(4, 1, 64),
-                new CudaTarget.AttentionTile(4, 2, 64), new CudaTarget.AttentionTile(4, 2, 32),
-                new CudaTarget.AttentionTile(8, 1, 64), new CudaTarget.AttentionTile(8, 2, 32));
+        List<CudaTarget.AttentionTile> tiles = List.of(
+                new CudaTarget.AttentionTile(4, 1, 64, 1), new CudaTarget.AttentionTile(4, 1, 64, 2),
+                new CudaTarget.AttentionTile(4, 2, 64, 1), new CudaTarget.AttentionTile(4, 2, 32, 1),
+                new CudaTarget.AttentionTile(4, 2, 32, 2), new CudaTarget.AttentionTile(8, 1, 64, 1),
+                new CudaTarget.AttentionTile(8, 1, 64, 2), new CudaTarget.AttentionTile(8, 2, 32, 1));
         for (KernelSpec spec : BenchmarkKernels.all()) {
             if (spec instanceof AttentionSpec a && a.fastPath(CudaTarget.H200) && a.batch() == 16) {
                 for (CudaTarget.AttentionTile tile : tiles) {
-                    String tag = "w" + tile.warps() + "m" + tile.rowTiles() + "k" + tile.keyTile();
+                    String tag = tile.tag();
                     AttentionSpec v = new AttentionSpec(a.name() + "_" + tag, a.batch(), a.heads(), a.seqQ(), a.seqK(),
                             a.headDim(), a.causal(), a.scale(), a.dtype());
                     entries.add(write(dir, v, CudaTarget.H200.withAttention(tile, tile), tag));
