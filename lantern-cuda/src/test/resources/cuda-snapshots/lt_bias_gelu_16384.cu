@@ -114,9 +114,7 @@ extern "C" __global__ void __launch_bounds__(256) lt_bias_gelu_16384(const __nv_
   for (long long v = first; v < nvec; v += stride) {
     const long long i = v * V;
     long long r = i;
-    const long long i1 = r % 16384LL; r /= 16384LL;
-    const long long i0 = r;
-    (void) r;
+    const long long i1 = r % 16384LL;
     const long long off1 = i1;
     float x0[V];
     lt_load<__nv_bfloat16, V>(in0 + i, x0);

@@ -111,9 +111,7 @@ extern "C" __global__ void __launch_bounds__(256) lt_bias_gelu_odd(const __nv_bf
   const long long first = (long long) blockIdx.x * blockDim.x + threadIdx.x;
   for (long long i = first; i < n; i += stride) {
     long long r = i;
-    const long long i1 = r % 1001LL; r /= 1001LL;
-    const long long i0 = r;
-    (void) r;
+    const long long i1 = r % 1001LL;
     const long long off1 = i1;
     const float v0 = lt_f32(in0[i]);
     const float v1 = lt_f32(in1[off1]);

@@ -118,7 +118,6 @@ extern "C" __global__ void __launch_bounds__(256) lt_permute_bshd_bhsd(const __n
     const long long i2 = r % 1024LL; r /= 1024LL;
     const long long i1 = r % 32LL; r /= 32LL;
     const long long i0 = r;
-    (void) r;
     const long long off0 = i0 * 4194304LL + i1 * 128LL + i2 * 4096LL + i3;
     float x0[V];
     lt_load<__nv_bfloat16, V>(in0 + off0, x0);

@@ -127,7 +127,7 @@ __device__ const float lt_rope_interleaved_128_theta[64] = {
 };
 
 extern "C" __global__ void __launch_bounds__(256) lt_rope_interleaved_128(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ out, long long rows) {
-  constexpr int D = 128, HALF = D / 2, V = 8;
+  constexpr int D = 128, V = 8;
   constexpr long long CH = 16LL, SEQ = 1024LL, OFFSET = 0LL;
   const float* theta = lt_rope_interleaved_128_theta;
   const long long n = rows * CH;

@@ -116,7 +116,7 @@ __device__ const float lt_rope_odd_36_theta[18] = {
 };
 
 extern "C" __global__ void __launch_bounds__(256) lt_rope_odd_36(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ out, long long rows) {
-  constexpr int D = 36, HALF = D / 2, V = 1;
+  constexpr int D = 36, HALF = D / 2;
   constexpr long long CH = 18LL, SEQ = 77LL, OFFSET = 5LL;
   const float* theta = lt_rope_odd_36_theta;
   const long long n = rows * CH;

@@ -30,6 +30,20 @@ public record CudaKernelSource(String entry, String source, List<KernelParam> pa
         return rule.launch(size);
     }
 
+    /**
+     * SHA-256 of the CUDA C text, hex: with the arch, NVRTC and driver versions, the module
+     * cache key of this kernel (the text already holds every specialisation constant).
+     */
+    public String sourceHash() {
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(source.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(d);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every JDK", e);
+        }
+    }
+
     /** NVRTC options that match the nvcc build the tests check ({@code -O3}, no line info). */
     public static List<String> nvrtcOptions(CudaTarget target) {
         return List.of("--gpu-architecture=" + target.arch(), "--std=c++17", "-default-device");

@@ -127,18 +127,29 @@ final class ElementwiseRenderer {
             return;
         }
         List<Long> shape = spec.shape();
+        boolean[] used = new boolean[shape.size()];  // dims some INDEXED input reads with a nonzero stride
+        for (int k = 0; k < kinds.size(); k++) {
+            for (int d = 0; d < shape.size(); d++) {
+                used[d] |= kinds.get(k) == Kind.INDEXED && shape.get(d) > 1 && spec.inputs().get(k).strides().get(d) != 0;
+            }
+        }
+        int outer = 0;  // dims before the first used one need no division
+        while (outer < shape.size() && !used[outer]) {
+            outer++;
+        }
         e.line("long long r = i;");
-        for (int d = shape.size() - 1; d >= 0; d--) {
+        for (int d = shape.size() - 1; d >= outer; d--) {
             if (shape.get(d) == 1) {
                 continue;
             }
-            if (d == 0) {
-                e.line("const long long i0 = r;");
-            } else {
+            if (d == outer) {
+                e.linef("const long long i%d = r%s;", d, d == 0 ? "" : " % " + shape.get(d) + "LL");
+            } else if (used[d]) {
                 e.linef("const long long i%d = r %% %dLL; r /= %dLL;", d, shape.get(d), shape.get(d));
+            } else {
+                e.linef("r /= %dLL;", shape.get(d));
             }
         }
-        e.line("(void) r;");
         for (int k = 0; k < kinds.size(); k++) {
             if (kinds.get(k) == Kind.INDEXED) {
                 List<String> terms = new ArrayList<>();

@@ -57,7 +57,15 @@ final class RopeRenderer {
         String signature = "extern \"C\" __global__ void __launch_bounds__(" + THREADS + ") " + spec.name() + "("
                 + String.join(", ", params.stream().map(KernelParam::toString).toList()) + ")";
         e.block(signature, () -> {
-            e.linef("constexpr int D = %d, HALF = D / 2, V = %d;", d, width);
+            if (spec.interleaved()) {
+                e.linef(vector ? "constexpr int D = %d, V = %d;" : "constexpr int D = %d;", d, width);
+            } else if (!vector) {
+                e.linef("constexpr int D = %d, HALF = D / 2;", d);
+            } else if (spec.interleaved()) {
+                e.linef("constexpr int D = %d, V = %d;", d, width);
+            } else {
+                e.linef("constexpr int D = %d, HALF = D / 2, V = %d;", d, width);
+            }
             e.linef("constexpr long long CH = %dLL, SEQ = %dLL, OFFSET = %dLL;", chunks, spec.seq(), spec.offset());
             e.linef("const float* theta = %s_theta;", spec.name());
             e.line("const long long n = rows * CH;");

@@ -24,7 +24,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Every generated kernel compiles with {@code nvcc -arch=sm_90 -cubin -O3} (no -lineinfo, as
  * NVRTC builds it), and the fast paths use no local memory: ptxas reports
- * "0 bytes spill stores, 0 bytes spill loads". Skips itself when nvcc is not on the PATH.
+ * "0 bytes spill stores, 0 bytes spill loads"; no kernel draws a compiler warning. Skips itself
+ * when nvcc is not on the PATH.
  */
 @Tag("nvcc")
 class CudaNvccTest {
@@ -70,6 +71,7 @@ class CudaNvccTest {
         String repro = "reproduce: " + String.join(" ", cmd);
         assertEquals(0, p.exitValue(), log + "\n" + repro);
         assertTrue(log.contains("Compiling entry function '" + src.entry() + "'"), log);
+        assertTrue(!log.contains("warning"), "nvcc warnings:\n" + log + "\n" + repro);
         if (FAST.contains(src.variant())) {
             assertTrue(log.contains("0 bytes spill stores, 0 bytes spill loads"), "spills in a fast kernel:\n" + log
                     + "\n" + repro);

@@ -42,6 +42,8 @@ class KernelSpecTest {
         String sig = text.substring(text.indexOf(spec.name() + "(") + spec.name().length() + 1);
         sig = sig.substring(0, sig.indexOf(')'));
         assertEquals(String.join(", ", src.params().stream().map(KernelParam::toString).toList()), sig);
+        assertEquals(64, src.sourceHash().length());
+        assertEquals(src.sourceHash(), spec.render(H200).sourceHash(), "rendering is deterministic");
         LaunchConfig l = src.launch();
         assertTrue(l.threads() % 32 == 0, "block of whole warps: " + l);
         assertTrue(l.dynamicSharedBytes() <= H200.sharedBytesPerBlock());
