@@ -20,6 +20,19 @@ public record CudaKernelSource(String entry, String source, List<KernelParam> pa
         params = List.copyOf(params);
     }
 
+    /**
+     * Whether every pointer argument must be 16-byte aligned (the vector, row-in-registers and
+     * tensor-core paths use 16-byte loads; for attention the seq strides must also be multiples
+     * of 16 bytes). The launcher checks this before the launch and raises a typed error, since
+     * a misaligned 16-byte access faults the context. General paths need natural alignment only.
+     */
+    public boolean requiresAligned16() {
+        return switch (variant) {
+            case "vector", "registers", "mma" -> true;
+            default -> false;
+        };
+    }
+
     /** The launch configuration for the spec's own sizes. */
     public LaunchConfig launch() {
         return rule.launch(problem);

@@ -55,7 +55,9 @@ class KernelSpecTest {
         assertEquals("registers", fast.variant());
         assertEquals(LaunchConfig.linear(16384, 128, 0), fast.launch());
         assertEquals(LaunchConfig.linear(7, 128, 0), fast.launch(ProblemSize.of(7)));
+        assertTrue(fast.requiresAligned16());
         assertEquals("general", NormSpec.rms("n", 10, 4100, 1e-6, BF16).render(H200).variant());
+        assertFalse(NormSpec.rms("n", 10, 4100, 1e-6, BF16).render(H200).requiresAligned16());
         assertEquals("general", NormSpec.layer("n", 10, 1000, 1e-5, BF16, true).render(H200).variant());
         assertEquals("registers", NormSpec.rms("n", 10, 256, 1e-6, BF16).render(H200).variant());
     }
