@@ -1,0 +1,281 @@
+package dev.lantern.cpu;
+
+import dev.lantern.ir.DType;
+import dev.lantern.ir.Shape;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+import static dev.lantern.cpu.GemmKernel.MR;
+import static dev.lantern.cpu.GemmKernel.NR;
+
+/**
+ * Batched GEMM, C = epilogue(op(A)·op(B)), Goto/BLIS style:
+ * <ol>
+ * <li>A and B are packed once per distinct batch, in parallel, into (KC × MR) and (KC × NR)
+ *     panels (f32, zero-padded), so that no task packs anything and packing costs O(MK + KN);
+ * <li>tasks are (batch, MC-row block, NC-column block) tiles of C, handed out dynamically; per K
+ *     block a task runs the 6×16 micro-kernel over its panels into a per-thread f32 tile buffer
+ *     (a B panel, KC × NR = 16 KB, stays in L1; the A block, MC × KC = 120 KB, in L2);
+ * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
+ *     over the tile, still in L2, and stores to C in C's dtype.
+ * </ol>
+ * Transposes and any strided view are just operand strides: packing reads them.
+ */
+public final class Gemm {
+    private Gemm() {}
+
+    static final int KC = 256;
+    static final int MC = 20 * MR;
+    static final int NC = 16 * NR;
+
+    /** A matrix operand: element (i, j) at element index {@code offset + i·rowStride + j·colStride}. */
+    public record Matrix(MemorySegment segment, DType dtype, long offset, long rowStride, long colStride) {
+        /** A row-major (rows × cols) matrix at {@code offset}. */
+        public static Matrix rowMajor(MemorySegment s, DType t, long offset, int cols) {
+            return new Matrix(s, t, offset, cols, 1);
+        }
+
+        /** This operand transposed (strides swapped). */
+        public Matrix t() {
+            return new Matrix(segment, dtype, offset, colStride, rowStride);
+        }
+    }
+
+    /**
+     * C (M × N) = epilogue(A (M × K) · B (K × N)) for one matrix product. A residual in the
+     * epilogue must be an (M, N) view.
+     */
+    public static void run(Matrix a, Matrix b, Matrix c, int m, int n, int k, GemmEpilogue ep) {
+        Matrix res = ep.residual() == null ? null : matrixOf(ep.residual());
+        core(1, a, new long[1], b, new long[1], c, new long[1], res, new long[1], m, n, k, ep);
+    }
+
+    /**
+     * The IR's matmul: a (..., M, K) [(..., K, M) when transA], b (..., K, N) [(..., N, K) when
+     * transB], c (batch..., M, N) with NumPy-broadcast batch dims. When B is shared by every batch
+     * and the batch rows of A and C are evenly strided, the batches fold into M (one big GEMM).
+     */
+    public static void matmul(View a, View b, View c, boolean transA, boolean transB, GemmEpilogue ep) {
+        if (transA) {
+            a = a.permute(swapLast(a.rank()));
+        }
+        if (transB) {
+            b = b.permute(swapLast(b.rank()));
+        }
+        int m = a.shape().dim(-2);
+        int k = a.shape().dim(-1);
+        int n = b.shape().dim(-1);
+        if (b.shape().dim(-2) != k || c.shape().dim(-2) != m || c.shape().dim(-1) != n) {
+            throw new IllegalArgumentException("matmul shapes do not match: " + a + " x " + b + " -> " + c);
+        }
+        int rank = c.rank();
+        int[] batchDims = Arrays.copyOf(c.shape().dims(), rank - 2);
+        View ab = a.broadcastTo(withLast2(batchDims, m, k));
+        View bb = b.broadcastTo(withLast2(batchDims, k, n));
+        View rb = ep.residual() == null ? null : ep.residual().broadcastTo(c.shape());
+        int batches = (int) Shape.of(batchDims).numel();
+        boolean bShared = Arrays.stream(Arrays.copyOf(bb.strides(), rank - 2)).allMatch(s -> s == 0);
+        if (batches > 1 && bShared && rowsFold(ab) && rowsFold(c) && (rb == null || rowsFold(rb))) {
+            Matrix am = new Matrix(ab.segment(), ab.dtype(), ab.offset(), ab.strides()[rank - 2], ab.strides()[rank - 1]);
+            Matrix res = rb == null ? null : matrixOf2(rb);
+            core(1, am, new long[1], matrixOf2(bb), new long[1], matrixOf2(c), new long[1], res, new long[1], batches * m, n, k, ep);
+            return;
+        }
+        long[] ao = new long[batches];
+        long[] bo = new long[batches];
+        long[] co = new long[batches];
+        long[] ro = new long[batches];
+        int[] idx = new int[rank - 2];
+        for (int t = 0; t < batches; t++) {
+            for (int d = 0; d < idx.length; d++) {
+                ao[t] += idx[d] * ab.strides()[d];
+                bo[t] += idx[d] * bb.strides()[d];
+                co[t] += idx[d] * c.strides()[d];
+                ro[t] += rb == null ? 0 : idx[d] * rb.strides()[d];
+            }
+            for (int d = idx.length - 1; d >= 0 && ++idx[d] == batchDims[d]; d--) {
+                idx[d] = 0;
+            }
+        }
+        core(batches, matrixOf2(ab), ao, matrixOf2(bb), bo, matrixOf2(c), co, rb == null ? null : matrixOf2(rb), ro, m, n, k, ep);
+    }
+
+    private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
+
+    /** Per-thread buffers: [0] the C tile (MC × NC), [1..3] rows of max(KC, NC). */
+    private static float[][] scratch() {
+        float[][] s = SCRATCH.get();
+        if (s == null) {
+            int rowLen = Math.max(KC, NC);
+            s = new float[][] {new float[MC * NC], new float[rowLen], new float[rowLen], new float[rowLen]};
+            SCRATCH.set(s);
+        }
+        return s;
+    }
+
+    /**
+     * The calling thread's packing arrays, grown on demand and kept (a GEMM of the benchmark's
+     * size packs 24 MB; reallocating that per call costs more than the packing itself).
+     */
+    private static final ThreadLocal<float[][]> PACKED = ThreadLocal.withInitial(() -> new float[2][0]);
+
+    private static float[] packed(int which, long elems) {
+        float[][] p = PACKED.get();
+        if (p[which].length < elems) {
+            p[which] = new float[Math.toIntExact(elems)];
+        }
+        return p[which];
+    }
+
+    static void core(int batches, Matrix a, long[] aOff, Matrix b, long[] bOff, Matrix c, long[] cOff,
+                     Matrix res, long[] rOff, int m, int n, int k, GemmEpilogue ep) {
+        if (m == 0 || n == 0) {
+            return;
+        }
+        int nPad = (n + NR - 1) / NR * NR;
+        int mPad = (m + MR - 1) / MR * MR;
+        int kBlocks = (k + KC - 1) / KC;
+        // 1. pack A and B once per distinct batch offset (broadcast batches share one packing)
+        int[] aIndex = new int[batches];
+        long[] aDistinct = distinct(aOff, aIndex);
+        int[] bIndex = new int[batches];
+        long[] bDistinct = distinct(bOff, bIndex);
+        long aSize = (long) mPad * k;
+        long bSize = (long) nPad * k;
+        float[] ap = packed(0, aSize * aDistinct.length);
+        float[] bp = packed(1, bSize * bDistinct.length);
+        int mPanels = mPad / MR;
+        int nPanels = nPad / NR;
+        int aGroups = (mPanels + 7) / 8;
+        int bGroups = (nPanels + 7) / 8;
+        int aTasks = aDistinct.length * kBlocks * aGroups;
+        Parallel.forEach(aTasks + bDistinct.length * kBlocks * bGroups, task -> {
+            float[] tmp = scratch()[1];
+            boolean isA = task < aTasks;
+            int t = isA ? task : task - aTasks;
+            int groups = isA ? aGroups : bGroups;
+            int g = t % groups;
+            int kb = t / groups % kBlocks;
+            int pi = t / groups / kBlocks;
+            int k0 = kb * KC;
+            int kc = Math.min(KC, k - k0);
+            if (isA) {
+                int base = Math.toIntExact(pi * aSize + (long) k0 * mPad);
+                for (int ip = g * 8; ip < Math.min(mPanels, g * 8 + 8); ip++) {
+                    GemmPacking.packA(a, aDistinct[pi], ip * MR, m, k0, kc, ap, base + ip * kc * MR, tmp);
+                }
+            } else {
+                int base = Math.toIntExact(pi * bSize + (long) k0 * nPad);
+                for (int jp = g * 8; jp < Math.min(nPanels, g * 8 + 8); jp++) {
+                    GemmPacking.packB(b, bDistinct[pi], k0, kc, jp * NR, n, bp, base + jp * kc * NR, tmp);
+                }
+            }
+        });
+        // 2. tiles of C
+        float[] biasF = Rows.vector(ep.bias());
+        int mTiles = (m + MC - 1) / MC;
+        int nTiles = (n + NC - 1) / NC;
+        MemorySegment apSeg = MemorySegment.ofArray(ap);
+        MemorySegment bpSeg = MemorySegment.ofArray(bp);
+        Parallel.forEach(batches * mTiles * nTiles, task -> {
+            int nt = task % nTiles;
+            int mt = task / nTiles % mTiles;
+            int t = task / nTiles / mTiles;
+            tile(apSeg, aIndex[t] * aSize, mPad, bpSeg, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], biasF, ep,
+                    mt * MC, Math.min(MC, m - mt * MC), nt * NC, Math.min(NC, n - nt * NC), k);
+        });
+    }
+
+    /** The distinct values of {@code offs}, in first-seen order; index[t] = position of offs[t] among them. */
+    private static long[] distinct(long[] offs, int[] index) {
+        Map<Long, Integer> seen = new HashMap<>();
+        for (int t = 0; t < offs.length; t++) {
+            index[t] = seen.computeIfAbsent(offs[t], x -> seen.size());
+        }
+        long[] d = new long[seen.size()];
+        seen.forEach((off, i) -> d[i] = off);
+        return d;
+    }
+
+    /** One (mc × nc) tile of C at (i0, j0): micro-kernels over the packed panels, then the epilogue. */
+    private static void tile(MemorySegment ap, long aBase, int mPad, MemorySegment bp, long bBase, int nPad,
+                             Matrix c, long cOff, Matrix res, long rOff,
+                             float[] biasF, GemmEpilogue ep, int i0, int mc, int j0, int nc, int k) {
+        float[][] s = scratch();
+        float[] cbuf = s[0];
+        int mPanels = (mc + MR - 1) / MR;
+        int nPanels = (nc + NR - 1) / NR;
+        if (k == 0) {
+            Arrays.fill(cbuf, 0f);
+        }
+        for (int k0 = 0; k0 < k; k0 += KC) {
+            int kc = Math.min(KC, k - k0);
+            int aBlock = Math.toIntExact(aBase + (long) k0 * mPad + (long) (i0 / MR) * kc * MR);
+            int bBlock = Math.toIntExact(bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR);
+            for (int jr = 0; jr < nPanels; jr++) {
+                for (int ir = 0; ir < mPanels; ir++) {
+                    GemmKernel.run(ap, aBlock + ir * kc * MR, bp, bBlock + jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
+                }
+            }
+        }
+        // epilogue, row by row over the hot tile
+        float[] resRow = res == null ? null : s[2];
+        float[] outRow = s[3];
+        for (int i = 0; i < mc; i++) {
+            if (res != null) {
+                Convert.load(res.segment(), res.dtype(), rOff + res.offset() + (i0 + i) * res.rowStride() + j0 * res.colStride(), res.colStride(), resRow, 0, nc);
+            }
+            long cRow = cOff + c.offset() + (i0 + i) * c.rowStride() + j0 * c.colStride();
+            if (ep.isIdentity()) {
+                Convert.store(cbuf, i * NC, c.segment(), c.dtype(), cRow, c.colStride(), nc);
+            } else {
+                ep.apply(cbuf, i * NC, nc, biasF, j0, resRow, outRow);
+                Convert.store(outRow, 0, c.segment(), c.dtype(), cRow, c.colStride(), nc);
+            }
+        }
+    }
+
+    /** Whether axes 0 .. rank−2 of v nest evenly, so that all its batch rows form one strided row axis. */
+    private static boolean rowsFold(View v) {
+        int r = v.rank();
+        for (int d = r - 3; d >= 0; d--) {
+            if (v.strides()[d] != v.strides()[d + 1] * v.shape().dim(d + 1)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The last two axes of v as a matrix (rows, cols). */
+    private static Matrix matrixOf2(View v) {
+        int r = v.rank();
+        return new Matrix(v.segment(), v.dtype(), v.offset(), v.strides()[r - 2], v.strides()[r - 1]);
+    }
+
+    private static Matrix matrixOf(View v) {
+        if (v.rank() != 2) {
+            throw new IllegalArgumentException("expected an (M, N) residual, found " + v);
+        }
+        return matrixOf2(v);
+    }
+
+    private static int[] swapLast(int rank) {
+        int[] p = new int[rank];
+        for (int i = 0; i < rank; i++) {
+            p[i] = i;
+        }
+        p[rank - 2] = rank - 1;
+        p[rank - 1] = rank - 2;
+        return p;
+    }
+
+    private static Shape withLast2(int[] batch, int r, int c) {
+        int[] d = Arrays.copyOf(batch, batch.length + 2);
+        d[batch.length] = r;
+        d[batch.length + 1] = c;
+        return Shape.of(d);
+    }
+}

@@ -1,0 +1,166 @@
+package dev.lantern.ir;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Every op of the IR, with its spec: text name, kind, arity, attributes, type rule and a one-line
+ * example in the text syntax. Passes ask the spec; they do not switch on ops for these facts.
+ */
+public enum Op {
+    // --- sources
+    INPUT("input", OpKind.SOURCE, 0, 0, null,
+            "%x = input {name=\"x\"} : f32[2,128,256]", "name:s!"),
+    PARAM("param", OpKind.SOURCE, 0, 0, null,
+            "%w = param {name=\"attn.wq\"} : f32[256,256]", "name:s!"),
+    CONSTANT("constant", OpKind.SOURCE, 0, 0, null,
+            "%c = constant {value=0.5} : f32[]", "value:f!"),
+
+    // --- elementwise (NumPy broadcasting for binary ops)
+    ADD("add", OpKind.ELEMENTWISE, 2, 2, TypeRules::broadcast,
+            "%2 = add(%0, %1) : f32[2,128,256]"),
+    SUB("sub", OpKind.ELEMENTWISE, 2, 2, TypeRules::broadcast,
+            "%2 = sub(%0, %1) : f32[2,128,256]"),
+    MUL("mul", OpKind.ELEMENTWISE, 2, 2, TypeRules::broadcast,
+            "%2 = mul(%0, %1) : f32[2,128,256]"),
+    DIV("div", OpKind.ELEMENTWISE, 2, 2, TypeRules::broadcast,
+            "%2 = div(%0, %1) : f32[2,128,256]"),
+    GELU("gelu", OpKind.ELEMENTWISE, 1, 1, TypeRules::floating,
+            "%1 = gelu(%0) {approximate=\"tanh\"} : f32[2,128,1024]", "approximate:s=tanh"),
+    RELU("relu", OpKind.ELEMENTWISE, 1, 1, TypeRules::floating,
+            "%1 = relu(%0) : f32[2,128,1024]"),
+    SILU("silu", OpKind.ELEMENTWISE, 1, 1, TypeRules::floating,
+            "%1 = silu(%0) : f32[2,128,1024]"),
+    NEG("neg", OpKind.ELEMENTWISE, 1, 1, TypeRules::floating,
+            "%1 = neg(%0) : f32[2,128,256]"),
+    EXP("exp", OpKind.ELEMENTWISE, 1, 1, TypeRules::floating,
+            "%1 = exp(%0) : f32[2,128,256]"),
+    TANH("tanh", OpKind.ELEMENTWISE, 1, 1, TypeRules::floating,
+            "%1 = tanh(%0) : f32[2,128,256]"),
+    CAST("cast", OpKind.ELEMENTWISE, 1, 1, TypeRules::cast,
+            "%1 = cast(%0) {to=\"bf16\"} : bf16[2,128,256]", "to:s!"),
+
+    // --- row-wise over the last axis
+    SOFTMAX("softmax", OpKind.ROWWISE, 1, 1, TypeRules::softmax,
+            "%1 = softmax(%0) {causal=true, scale=0.125} : f32[2,4,128,128]", "causal:b=false", "scale:f=1.0"),
+    LAYER_NORM("layer_norm", OpKind.ROWWISE, 2, 3, TypeRules::norm,
+            "%3 = layer_norm(%0, %1, %2) {eps=1.0E-5} : f32[2,128,256]", "eps:f=1e-5"),
+    RMS_NORM("rms_norm", OpKind.ROWWISE, 2, 2, TypeRules::norm,
+            "%2 = rms_norm(%0, %1) {eps=1.0E-6} : f32[2,128,256]", "eps:f=1e-6"),
+    ROPE("rope", OpKind.ROWWISE, 1, 1, TypeRules::rope,
+            "%1 = rope(%0) {base=10000.0} : f32[2,4,128,64]", "base:f=10000.0", "offset:i=0"),
+
+    // --- GEMM
+    MATMUL("matmul", OpKind.GEMM, 2, 2, TypeRules::matmul,
+            "%2 = matmul(%0, %1) {transpose_b=true} : f32[2,128,768]", "transpose_a:b=false", "transpose_b:b=false"),
+
+    // --- views and movement
+    RESHAPE("reshape", OpKind.VIEW, 1, 1, TypeRules::reshape,
+            "%1 = reshape(%0) {shape=[2,128,4,64]} : f32[2,128,4,64]", "shape:ints!"),
+    PERMUTE("permute", OpKind.VIEW, 1, 1, TypeRules::permute,
+            "%1 = permute(%0) {perm=[0,2,1,3]} : f32[2,4,128,64]", "perm:ints!"),
+    TRANSPOSE("transpose", OpKind.VIEW, 1, 1, TypeRules::transpose,
+            "%1 = transpose(%0) {dim0=-2, dim1=-1} : f32[2,4,64,128]", "dim0:i!", "dim1:i!"),
+    SLICE("slice", OpKind.VIEW, 1, 1, TypeRules::slice,
+            "%1 = slice(%0) {axis=2, end=256, start=0} : f32[2,128,256]", "axis:i!", "start:i!", "end:i!"),
+    CONCAT("concat", OpKind.MOVEMENT, 1, Integer.MAX_VALUE, TypeRules::concat,
+            "%2 = concat(%0, %1) {axis=-1} : f32[2,128,512]", "axis:i!"),
+
+    // --- composites made by fusion
+    ATTENTION("attention", OpKind.COMPOSITE, 3, 3, TypeRules::attention,
+            "%3 = attention(%0, %1, %2) {causal=true, scale=0.125} : f32[2,4,128,64]", "causal:b=false", "scale:f=1.0");
+
+    /** A shape and dtype rule: the result type from the input types and attributes. */
+    @FunctionalInterface
+    public interface TypeRule {
+        TensorType infer(List<TensorType> inputs, Attrs attrs);
+    }
+
+    private final String text;
+    private final OpKind kind;
+    private final int minArity;
+    private final int maxArity;
+    private final TypeRule rule;
+    private final String example;
+    private final List<AttrSpec> attrs;
+
+    Op(String text, OpKind kind, int minArity, int maxArity, TypeRule rule, String example, String... attrs) {
+        this.text = text;
+        this.kind = kind;
+        this.minArity = minArity;
+        this.maxArity = maxArity;
+        this.rule = rule;
+        this.example = example;
+        List<AttrSpec> specs = new ArrayList<>();
+        for (String a : attrs) {
+            specs.add(AttrSpec.parse(a));
+        }
+        this.attrs = List.copyOf(specs);
+    }
+
+    public String text() {
+        return text;
+    }
+
+    public OpKind kind() {
+        return kind;
+    }
+
+    public int minArity() {
+        return minArity;
+    }
+
+    public int maxArity() {
+        return maxArity;
+    }
+
+    public String example() {
+        return example;
+    }
+
+    public List<AttrSpec> attrs() {
+        return attrs;
+    }
+
+    public boolean isElementwise() {
+        return kind == OpKind.ELEMENTWISE;
+    }
+
+    public boolean isSource() {
+        return kind == OpKind.SOURCE;
+    }
+
+    /**
+     * The result type for these inputs, or {@code null} for sources, whose type is declared.
+     * Throws {@link TypeException} when the inputs break the op's rule.
+     */
+    public TensorType infer(List<TensorType> inputs, Attrs attrs) {
+        return rule == null ? null : rule.infer(inputs, withDefaults(attrs));
+    }
+
+    /** {@code attrs} with this op's defaults filled in for absent optional attributes. */
+    public Attrs withDefaults(Attrs given) {
+        Attrs a = given;
+        for (AttrSpec s : attrs) {
+            if (!a.has(s.name()) && s.dflt() != null) {
+                a = a.with(s.name(), s.dflt());
+            }
+        }
+        return a;
+    }
+
+    /** The op spelled {@code text}, or {@code null}. */
+    public static Op parse(String text) {
+        for (Op op : values()) {
+            if (op.text.equals(text)) {
+                return op;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+}

@@ -1,0 +1,95 @@
+package dev.lantern.ir;
+
+import java.util.Arrays;
+
+/** A static tensor shape. Immutable: the array is copied in and never exposed. */
+public final class Shape {
+    private final int[] dims;
+
+    private Shape(int[] dims) {
+        this.dims = dims;
+    }
+
+    public static Shape of(int... dims) {
+        for (int d : dims) {
+            if (d < 0) {
+                throw new IllegalArgumentException("negative dimension in " + Arrays.toString(dims));
+            }
+        }
+        return new Shape(dims.clone());
+    }
+
+    public static Shape scalar() {
+        return new Shape(new int[0]);
+    }
+
+    public int rank() {
+        return dims.length;
+    }
+
+    /** Dimension {@code i}; negative {@code i} counts from the end, as in PyTorch. */
+    public int dim(int i) {
+        return dims[i < 0 ? dims.length + i : i];
+    }
+
+    public int[] dims() {
+        return dims.clone();
+    }
+
+    public long numel() {
+        long n = 1;
+        for (int d : dims) {
+            n *= d;
+        }
+        return n;
+    }
+
+    /** Product of all dimensions but the last: the number of rows of a row-wise op. */
+    public long rows() {
+        return dims.length == 0 ? 1 : numel() / Math.max(1, dims[dims.length - 1]);
+    }
+
+    public int last() {
+        return dims.length == 0 ? 1 : dims[dims.length - 1];
+    }
+
+    public Shape withDim(int i, int value) {
+        int[] d = dims.clone();
+        d[i < 0 ? d.length + i : i] = value;
+        return new Shape(d);
+    }
+
+    /** Contiguous row-major strides in elements. */
+    public long[] contiguousStrides() {
+        long[] s = new long[dims.length];
+        long acc = 1;
+        for (int i = dims.length - 1; i >= 0; i--) {
+            s[i] = acc;
+            acc *= dims[i];
+        }
+        return s;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Shape s && Arrays.equals(dims, s.dims);
+    }
+
+    @Override
+    public int hashCode() {
+        return Arrays.hashCode(dims);
+    }
+
+    /** "[2,128,256]", as in the text format. */
+    @Override
+    public String toString() {
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < dims.length; i++) {
+            if (i > 0) {
+                b.append(',');
+            }
+            b.append(dims[i]);
+        }
+        return b.append(']').toString();
+    }
+}

@@ -1,0 +1,221 @@
+package dev.lantern.ir;
+
+import java.util.Arrays;
+import java.util.List;
+
+/** Shape and dtype rules shared by several ops' specs. Each throws {@link TypeException} with what it expected. */
+final class TypeRules {
+    private TypeRules() {}
+
+    static TensorType sameAsFirst(List<TensorType> in, Attrs a) {
+        return in.getFirst().contiguous();
+    }
+
+    static TensorType floating(List<TensorType> in, Attrs a) {
+        requireFloat(in.getFirst(), "input");
+        return in.getFirst().contiguous();
+    }
+
+    static void requireFloat(TensorType t, String what) {
+        if (!t.dtype().isFloating()) {
+            throw new TypeException("expected a floating " + what + ", found " + t);
+        }
+    }
+
+    static void sameDtype(List<TensorType> in) {
+        for (TensorType t : in) {
+            if (t.dtype() != in.getFirst().dtype()) {
+                throw new TypeException("inputs must share a dtype, found " + in.getFirst().dtype() + " and " + t.dtype());
+            }
+        }
+    }
+
+    /** NumPy broadcasting: dimensions align from the right; each pair is equal or one of them is 1. */
+    static TensorType broadcast(List<TensorType> in, Attrs a) {
+        sameDtype(in);
+        Shape x = in.get(0).shape();
+        Shape y = in.get(1).shape();
+        int rank = Math.max(x.rank(), y.rank());
+        int[] out = new int[rank];
+        for (int i = 0; i < rank; i++) {
+            int dx = i < rank - x.rank() ? 1 : x.dim(i - (rank - x.rank()));
+            int dy = i < rank - y.rank() ? 1 : y.dim(i - (rank - y.rank()));
+            if (dx != dy && dx != 1 && dy != 1) {
+                throw new TypeException("shapes " + x + " and " + y + " do not broadcast (axis " + i + ": " + dx + " vs " + dy + ")");
+            }
+            out[i] = dx == 1 ? dy : dx;
+        }
+        return TensorType.of(in.getFirst().dtype(), Shape.of(out));
+    }
+
+    /** a: (..., M, K) or (..., K, M) transposed; b: (..., K, N) or (..., N, K) transposed; batch dims broadcast. */
+    static TensorType matmul(List<TensorType> in, Attrs attrs) {
+        sameDtype(in);
+        requireFloat(in.get(0), "matmul operand");
+        Shape a = in.get(0).shape();
+        Shape b = in.get(1).shape();
+        if (a.rank() < 2 || b.rank() < 2) {
+            throw new TypeException("matmul needs operands of rank >= 2, found " + a + " and " + b);
+        }
+        boolean ta = attrs.getBool("transpose_a", false);
+        boolean tb = attrs.getBool("transpose_b", false);
+        int m = ta ? a.dim(-1) : a.dim(-2);
+        int ka = ta ? a.dim(-2) : a.dim(-1);
+        int kb = tb ? b.dim(-1) : b.dim(-2);
+        int n = tb ? b.dim(-2) : b.dim(-1);
+        if (ka != kb) {
+            throw new TypeException("matmul inner dimensions differ: " + a + (ta ? "ᵀ" : "") + " x " + b + (tb ? "ᵀ" : "") + " (" + ka + " vs " + kb + ")");
+        }
+        int[] ab = Arrays.copyOf(a.dims(), a.rank() - 2);
+        int[] bb = Arrays.copyOf(b.dims(), b.rank() - 2);
+        int rank = Math.max(ab.length, bb.length);
+        int[] out = new int[rank + 2];
+        for (int i = 0; i < rank; i++) {
+            int dx = i < rank - ab.length ? 1 : ab[i - (rank - ab.length)];
+            int dy = i < rank - bb.length ? 1 : bb[i - (rank - bb.length)];
+            if (dx != dy && dx != 1 && dy != 1) {
+                throw new TypeException("matmul batch dimensions do not broadcast: " + a + " and " + b);
+            }
+            out[i] = dx == 1 ? dy : dx;
+        }
+        out[rank] = m;
+        out[rank + 1] = n;
+        return TensorType.of(in.getFirst().dtype(), Shape.of(out));
+    }
+
+    static TensorType softmax(List<TensorType> in, Attrs a) {
+        TensorType x = floating(in, a);
+        if (a.getBool("causal", false) && x.shape().rank() < 2) {
+            throw new TypeException("causal softmax needs rank >= 2 (query, key), found " + x);
+        }
+        return x;
+    }
+
+    /** x (..., D); weight (D); bias (D) when present. */
+    static TensorType norm(List<TensorType> in, Attrs a) {
+        TensorType x = floating(in, a);
+        int d = x.shape().last();
+        for (int i = 1; i < in.size(); i++) {
+            Shape p = in.get(i).shape();
+            if (p.rank() != 1 || p.dim(0) != d) {
+                throw new TypeException("norm parameter " + i + " must have shape [" + d + "], found " + p);
+            }
+            requireFloat(in.get(i), "norm parameter");
+        }
+        return x;
+    }
+
+    /** x (batch, heads, seq, head_dim) with head_dim even. */
+    static TensorType rope(List<TensorType> in, Attrs a) {
+        TensorType x = floating(in, a);
+        if (x.shape().rank() != 4 || x.shape().last() % 2 != 0) {
+            throw new TypeException("rope expects (batch, heads, seq, head_dim) with an even head_dim, found " + x);
+        }
+        return x;
+    }
+
+    static TensorType cast(List<TensorType> in, Attrs a) {
+        String to = a.getString("to", "");
+        DType d = DType.parse(to);
+        if (d == null) {
+            throw new TypeException("cast to unknown dtype \"" + to + "\"");
+        }
+        return TensorType.of(d, in.getFirst().shape());
+    }
+
+    static TensorType reshape(List<TensorType> in, Attrs a) {
+        int[] dims = a.getInts("shape");
+        Shape x = in.getFirst().shape();
+        for (int d : dims) {
+            if (d < 0) {
+                throw new TypeException("reshape dimensions must be >= 0, found " + Arrays.toString(dims));
+            }
+        }
+        Shape s = Shape.of(dims);
+        if (s.numel() != x.numel()) {
+            throw new TypeException("reshape from " + x + " to " + s + " changes the element count (" + x.numel() + " vs " + s.numel() + ")");
+        }
+        return TensorType.of(in.getFirst().dtype(), s);
+    }
+
+    static TensorType permute(List<TensorType> in, Attrs a) {
+        int[] perm = a.getInts("perm");
+        Shape x = in.getFirst().shape();
+        if (perm.length != x.rank()) {
+            throw new TypeException("perm " + Arrays.toString(perm) + " has " + perm.length + " entries for rank " + x.rank());
+        }
+        boolean[] seen = new boolean[perm.length];
+        int[] out = new int[perm.length];
+        for (int i = 0; i < perm.length; i++) {
+            if (perm[i] < 0 || perm[i] >= perm.length || seen[perm[i]]) {
+                throw new TypeException("perm " + Arrays.toString(perm) + " is not a permutation of 0.." + (perm.length - 1));
+            }
+            seen[perm[i]] = true;
+            out[i] = x.dim(perm[i]);
+        }
+        return TensorType.of(in.getFirst().dtype(), Shape.of(out));
+    }
+
+    static TensorType transpose(List<TensorType> in, Attrs a) {
+        Shape x = in.getFirst().shape();
+        int d0 = axis(a.getInt("dim0", 0), x.rank());
+        int d1 = axis(a.getInt("dim1", 0), x.rank());
+        int[] out = x.dims();
+        out[d0] = x.dim(d1);
+        out[d1] = x.dim(d0);
+        return TensorType.of(in.getFirst().dtype(), Shape.of(out));
+    }
+
+    static TensorType slice(List<TensorType> in, Attrs a) {
+        Shape x = in.getFirst().shape();
+        int ax = axis(a.getInt("axis", 0), x.rank());
+        int start = a.getInt("start", 0);
+        int end = a.getInt("end", 0);
+        if (start < 0 || end > x.dim(ax) || start >= end) {
+            throw new TypeException("slice [" + start + ", " + end + ") is empty or outside axis " + ax + " of " + x);
+        }
+        return TensorType.of(in.getFirst().dtype(), x.withDim(ax, end - start));
+    }
+
+    static TensorType concat(List<TensorType> in, Attrs a) {
+        sameDtype(in);
+        Shape x = in.getFirst().shape();
+        int ax = axis(a.getInt("axis", 0), x.rank());
+        int total = 0;
+        for (TensorType t : in) {
+            Shape s = t.shape();
+            if (s.rank() != x.rank()) {
+                throw new TypeException("concat inputs differ in rank: " + x + " and " + s);
+            }
+            for (int i = 0; i < s.rank(); i++) {
+                if (i != ax && s.dim(i) != x.dim(i)) {
+                    throw new TypeException("concat inputs differ off axis " + ax + ": " + x + " and " + s);
+                }
+            }
+            total += s.dim(ax);
+        }
+        return TensorType.of(in.getFirst().dtype(), x.withDim(ax, total));
+    }
+
+    /** q (b, h, s, d), k (b, h, t, d), v (b, h, t, e) -> (b, h, s, e). */
+    static TensorType attention(List<TensorType> in, Attrs a) {
+        sameDtype(in);
+        Shape q = in.get(0).shape();
+        Shape k = in.get(1).shape();
+        Shape v = in.get(2).shape();
+        if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4 || q.dim(3) != k.dim(3) || k.dim(2) != v.dim(2)
+                || q.dim(0) != k.dim(0) || q.dim(1) != k.dim(1) || v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1)) {
+            throw new TypeException("attention expects q (b,h,s,d), k (b,h,t,d), v (b,h,t,e), found " + q + ", " + k + ", " + v);
+        }
+        return TensorType.of(in.getFirst().dtype(), q.withDim(3, v.dim(3)));
+    }
+
+    /** An axis in [-rank, rank) made non-negative. */
+    static int axis(int axis, int rank) {
+        int ax = axis < 0 ? axis + rank : axis;
+        if (ax < 0 || ax >= rank) {
+            throw new TypeException("axis " + axis + " is out of range for rank " + rank);
+        }
+        return ax;
+    }
+}
