@@ -104,7 +104,7 @@ class CachingAllocatorTest {
                 AllocatorConfig.defaults());
         assertTrue(a.expandable());
         Allocation x = a.allocate(30 * MiB, 0);
-        a.allocate(MiB + 512, 0); // keeps x's block from merging into the free tail
+        a.allocate(12 * MiB, 0); // keeps x's block from merging into the free tail
         a.free(x);
         assertEquals(x.address(), a.allocate(30 * MiB, 0).address() ); // own stream: at once
         Allocation z = a.allocate(30 * MiB, 0);
@@ -117,7 +117,7 @@ class CachingAllocatorTest {
         // With device-side waits the other stream takes it at once, ordered by a wait.
         CachingAllocator b = new CachingAllocator(new SimulatedSegmentSource(256 * MiB), sim, AllocatorConfig.defaults());
         Allocation p = b.allocate(30 * MiB, 0);
-        b.allocate(MiB + 512, 0);
+        b.allocate(12 * MiB, 0);
         b.free(p);
         assertEquals(p.address(), b.allocate(30 * MiB, 1).address());
         assertEquals(1, sim.streamWaits());

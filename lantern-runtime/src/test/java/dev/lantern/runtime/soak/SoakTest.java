@@ -20,13 +20,13 @@ class SoakTest {
     }
 
     @Test
-    void fragmentationStaysUnderTheRegressionBound() {
-        // Bounded by operations, so the figure is exact and the same on every machine: 16.04.
-        // NOTE: the design gate is a median of 15 %; over long runs and other seeds this traffic
-        // measures 18-20 % (docs/soak.md). The bound catches regressions without hiding that.
+    void medianFragmentationMeetsTheGate() {
+        // Bounded by operations, so the figure is exact and the same on every machine (11.96 at
+        // the time of writing; 11.7-12.6 over other seeds and longer runs, docs/soak.md).
         SoakReport r = Soak.run(SoakOptions.simOps(1_000_000, 1));
         assertEquals(0, r.leakedBytes(), r.toTable());
-        assertTrue(r.allocFragPctMedian() <= 25.0, r.toTable());
+        assertTrue(r.allocFragPctMedian() <= 15.0, r.toTable());
+        assertTrue(r.passes(), r.toTable());
         assertTrue(r.allocFragPctMedian() > 0.0, "a soak that never fragments measures nothing: " + r.toTable());
     }
 
