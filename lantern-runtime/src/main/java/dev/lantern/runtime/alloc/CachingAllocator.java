@@ -10,24 +10,30 @@ import java.util.TreeSet;
 
 /**
  * A device-independent caching allocator over a {@link SegmentSource}, after PyTorch's
- * CUDACachingAllocator.
+ * CUDACachingAllocator. docs/adr/0004-caching-allocator.md gives the rules and their reasons.
  *
  * <ol>
  * <li>Sizes are rounded ({@link AllocatorConfig#roundSize}); requests up to 1 MiB come from the
- *     small pool (2 MiB segments), the rest from the large pool.</li>
- * <li>A request takes the best-fitting cached free block of its stream and pool: the smallest
- *     that is large enough, lowest address on ties. Free lists are TreeSets ordered by (stream,
- *     size, address), never hash order, so the same sequence of calls gives the same addresses.</li>
+ *     small pool, the rest from the large pool (and, in expandable mode, 1-10 MiB from a mid pool).</li>
+ * <li>Fixed segments (a source without {@link VirtualMemory}, or
+ *     {@link AllocatorConfig#pytorchDefaults()}): a request takes the best-fitting cached free
+ *     block of its stream and pool, the smallest large enough, lowest address on ties; a block
+ *     freed on its own stream is reusable there at once, one that other streams used waits
+ *     until a {@link StreamSync} marker on each of them completes.</li>
+ * <li>Expandable mode ({@link AllocatorConfig#defaults()} over a source with virtual memory):
+ *     one address range per pool, shared by all streams and grown by mapping pages at its end;
+ *     address-ordered first fit; a free block carries a marker per stream that used it, and
+ *     another stream takes it once they complete, or at once with a device-side wait.</li>
  * <li>A block larger than needed is split when the remainder is worth keeping
  *     ({@link AllocatorConfig#shouldSplit}); a freed block merges with free neighbours.</li>
- * <li>A block freed on its own stream is reusable there at once. One that other streams used is
- *     held until a {@link StreamSync} marker on each of them completes.</li>
- * <li>When no cached block fits, a new segment is reserved. If the source is full, every cached
- *     segment that is entirely free is released (after waiting for pending markers) and the
- *     reservation retried; if that fails too, a {@link DeviceOutOfMemoryException} is thrown.</li>
+ * <li>When the source is full, every entirely free segment is released and every range's free
+ *     tail unmapped (after waiting for pending markers), and the request retried; if that fails
+ *     too, a {@link DeviceOutOfMemoryException} is thrown.</li>
  * </ol>
  *
- * <p>Thread-safe: every public method holds the allocator's lock, as PyTorch's does.
+ * <p>Deterministic: only TreeMaps, TreeSets and insertion-ordered queues are iterated, so the
+ * same sequence of calls on a deterministic source gives the same addresses. Thread-safe: every
+ * public method holds the allocator's lock, as PyTorch's does.
  */
 public final class CachingAllocator {
     private final SegmentSource source;
