@@ -20,13 +20,19 @@ import java.util.List;
  *   add(gemm, bias[N])                -> gemm(.., bias) {bias=true}
  *   gelu / relu / silu(gemm)          -> gemm {act=...}
  *   add(gemm, add(x, y))              -> gemm(.., x, y)           when add(x, y) dies (see below)
- *   add(gemm, r)                      -> gemm(.., r)
+ *   add(gemm, r)                      -> gemm(.., r)    unless the sum is a residual stream that a norm reads
  * </pre>
- * The gemm must have no other reader (it is not stored any more) and epilogue order must hold
+ * The first four rules run to a fixed point before the residual rules join them. The gemm must have no other reader (it is not stored any more) and epilogue order must hold
  * (bias, then act, then residuals). Cost (bytes saved): each rule saves writing and re-reading
  * the gemm's result, 2·|C| bytes. The sum rule reads x and y instead of x+y: it pays one extra read
  * of |C| but saves the write of x+y and its kernel, a net gain only when every reader of x+y
  * absorbs it too (the next norm's prologue does) — {@link #sumDies} decides that.
+ * <p>The pre-norm residual stream {@code x1 = x + attn} could also go into the attention output
+ * GEMM's epilogue (x1 written once, read by the norm and the next residual). That form reads x1
+ * once less (|x1| bytes) but leaves the norm a lone kernel; with single-output nodes the two forms
+ * have the same kernel count. We give the sum to the norm's prologue (and recompute it in the
+ * down-projection's epilogue), the fused add+norm that GPU stacks use, at the price of that one
+ * extra read. See docs/adr/0003-fusion-and-kernel-ir.md.
  */
 public final class FuseGemmEpilogue implements Pass {
     static final List<Rule> RULES = List.of(
@@ -70,6 +76,9 @@ public final class FuseGemmEpilogue implements Pass {
                 return null;
             }),
             Rule.of("residual-into-gemm", (n, cx) -> {
+                if (n.op() == Op.ADD && feedsNorm(n, cx) && sumDies(n, n, cx)) {
+                    return null; // the residual stream: the next norm's prologue takes it (fuse-norm)
+                }
                 for (int side = 0; side < 2 && n.op() == Op.ADD; side++) {
                     Node g = single(n, side, cx);
                     String r = n.input(1 - side);
@@ -93,7 +102,10 @@ public final class FuseGemmEpilogue implements Pass {
     @Override
     public Graph run(Graph g) {
         Verifier.verify(g, name());
-        return RewriteEngine.run(name(), g, RULES);
+        // Two rounds: output casts, biases and activations settle first, so that the residual
+        // rules see finished gemms on both sides of a residual stream.
+        Graph settled = RewriteEngine.run(name(), g, RULES.subList(0, 4));
+        return RewriteEngine.run(name(), settled, RULES);
     }
 
     /** Input i of n when it is a gemm that only n reads. */
@@ -125,6 +137,10 @@ public final class FuseGemmEpilogue implements Pass {
         ins.addAll(List.of(rs));
         Attrs a = g.attrs();
         return Build.named(cx, n.name(), Op.GEMM, a, ins);
+    }
+
+    private static boolean feedsNorm(Node n, RewriteContext cx) {
+        return cx.users(n.name()).stream().anyMatch(u -> (u.op() == Op.RMS_NORM || u.op() == Op.LAYER_NORM) && u.input(0).equals(n.name()));
     }
 
     /**

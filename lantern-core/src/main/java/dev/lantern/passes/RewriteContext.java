@@ -33,12 +33,12 @@ public final class RewriteContext {
 
     /** The node that defines input {@code i} of {@code n}. */
     public Node in(Node n, int i) {
-        return graph.node(n.input(i));
+        return i < n.inputs().size() ? graph.node(n.input(i)) : null;
     }
 
     /** Input {@code i}'s producer when it has op {@code op}, else {@code null}. */
     public Node in(Node n, int i, Op op) {
-        Node p = graph.node(n.input(i));
+        Node p = in(n, i);
         return p != null && p.op() == op ? p : null;
     }
 
