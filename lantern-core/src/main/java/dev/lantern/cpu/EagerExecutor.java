@@ -1,0 +1,100 @@
+package dev.lantern.cpu;
+
+import dev.lantern.ir.Attrs;
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.LanternException;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Shape;
+import dev.lantern.ir.TensorType;
+import dev.lantern.tensor.Tensor;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The eager baseline: runs a graph op by op on the CPU kernels, each op writing a fresh
+ * contiguous output tensor (views such as reshape and permute materialise as copies). No fusion,
+ * no memory planning: what a naive framework does, and what the compiled path is measured against.
+ *
+ * <p>Inputs and parameters come keyed by their node's {@code name} attribute; a source whose type
+ * is strided reads its tensor's storage at those strides. Outputs come back keyed by output SSA
+ * name, in {@code graph.outputs()} order, as dense tensors of their logical shape.
+ */
+public final class EagerExecutor {
+    public EagerExecutor() {}
+
+    public Map<String, Tensor> run(Graph g, Map<String, Tensor> inputsAndParams) {
+        Map<String, View> env = new HashMap<>();
+        Map<String, Tensor> owned = new HashMap<>();
+        for (Node n : g.nodes()) {
+            List<View> in = new ArrayList<>(n.inputs().size());
+            for (String s : n.inputs()) {
+                in.add(env.get(s));
+            }
+            try {
+                if (n.op().isSource() && n.op() != dev.lantern.ir.Op.CONSTANT) {
+                    env.put(n.name(), source(n, inputsAndParams));
+                } else {
+                    Tensor t = Tensor.allocate(n.type().contiguous());
+                    View out = View.of(t);
+                    OpKernels.run(n, in, out);
+                    owned.put(n.name(), t);
+                    env.put(n.name(), out);
+                }
+            } catch (RuntimeException e) {
+                if (e instanceof LanternException) {
+                    throw e;
+                }
+                throw new LanternException("cpu: " + n + ": " + e, e);
+            }
+        }
+        Map<String, Tensor> result = new LinkedHashMap<>();
+        for (String o : g.outputs()) {
+            Tensor t = owned.get(o);
+            if (t == null) {
+                // an output that is a graph input: return a dense copy, never the caller's tensor
+                View v = env.get(o);
+                t = Tensor.allocate(v.dtype(), v.shape());
+                Elementwise.copy(v, View.of(t));
+            }
+            result.put(o, t);
+        }
+        return result;
+    }
+
+    /** An input or parameter as a view, honouring a strided type. */
+    static View source(Node n, Map<String, Tensor> given) {
+        String key = n.attrs().getString("name", n.name());
+        Tensor t = given.get(key);
+        if (t == null) {
+            throw new LanternException("cpu: no tensor given for " + n.op().text() + " \"" + key + "\" (" + n + ")");
+        }
+        TensorType type = n.type();
+        Shape shape = type.shape();
+        if (type.layout().isContiguous()) {
+            if (t.numel() != shape.numel()) {
+                throw new LanternException("cpu: tensor \"" + key + "\" is " + t + ", expected " + type);
+            }
+            return View.of(t).reshape(shape);
+        }
+        return View.strided(t, shape, type.layout().strides(shape));
+    }
+
+    /** The inputs and parameters a graph needs, keyed by name: for callers building the map. */
+    public static List<String> sourceNames(Graph g) {
+        List<String> names = new ArrayList<>();
+        for (Node n : g.nodes()) {
+            if (n.op() == dev.lantern.ir.Op.INPUT || n.op() == dev.lantern.ir.Op.PARAM) {
+                names.add(n.attrs().getString("name", n.name()));
+            }
+        }
+        return names;
+    }
+
+    static Attrs attrs(Node n) {
+        return n.op().withDefaults(n.attrs());
+    }
+}

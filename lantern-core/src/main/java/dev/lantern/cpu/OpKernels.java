@@ -1,0 +1,68 @@
+package dev.lantern.cpu;
+
+import dev.lantern.ir.Attrs;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
+
+import java.util.List;
+
+/**
+ * One IR node on the CPU kernels: the table from op to kernel call. The output view is given
+ * (contiguous, of the node's type); inputs may be strided. Used by {@link EagerExecutor}, and by
+ * any executor that runs unfused nodes out of its own arena.
+ */
+public final class OpKernels {
+    private OpKernels() {}
+
+    public static void run(Node n, List<View> in, View out) {
+        Attrs a = n.op().withDefaults(n.attrs());
+        Op op = n.op();
+        switch (op) {
+            case INPUT, PARAM -> throw new IllegalArgumentException("sources are not kernels: " + n);
+            case CONSTANT -> Elementwise.fill(out, (float) a.getDouble("value", 0));
+            case ADD -> Elementwise.binary(BinaryFn.ADD, in.get(0), in.get(1), out);
+            case SUB -> Elementwise.binary(BinaryFn.SUB, in.get(0), in.get(1), out);
+            case MUL -> Elementwise.binary(BinaryFn.MUL, in.get(0), in.get(1), out);
+            case DIV -> Elementwise.binary(BinaryFn.DIV, in.get(0), in.get(1), out);
+            case GELU -> Elementwise.unary(UnaryFn.gelu(!"none".equals(a.getString("approximate", "tanh"))), in.getFirst(), out);
+            case RELU -> Elementwise.unary(UnaryFn.RELU, in.getFirst(), out);
+            case SILU -> Elementwise.unary(UnaryFn.SILU, in.getFirst(), out);
+            case NEG -> Elementwise.unary(UnaryFn.NEG, in.getFirst(), out);
+            case EXP -> Elementwise.unary(UnaryFn.EXP, in.getFirst(), out);
+            case TANH -> Elementwise.unary(UnaryFn.TANH, in.getFirst(), out);
+            case CAST -> Elementwise.copy(in.getFirst(), out);
+            case SOFTMAX -> Softmax.run(in.getFirst(), out, (float) a.getDouble("scale", 1), a.getBool("causal", false));
+            case LAYER_NORM -> Norm.layerNorm(in.get(0), null, in.get(1), in.size() > 2 ? in.get(2) : null,
+                    (float) a.getDouble("eps", 1e-5), out, null);
+            case RMS_NORM -> Norm.rmsNorm(in.get(0), null, in.get(1), (float) a.getDouble("eps", 1e-6), out, null);
+            case ROPE -> Rope.run(in.getFirst(), out, a.getDouble("base", 10000), a.getLong("offset", 0));
+            case MATMUL -> Gemm.matmul(in.get(0), in.get(1), out, a.getBool("transpose_a", false),
+                    a.getBool("transpose_b", false), GemmEpilogue.NONE);
+            case RESHAPE -> Copy.reshape(in.getFirst(), out);
+            case PERMUTE -> Copy.run(in.getFirst().permute(a.getInts("perm")), out);
+            case TRANSPOSE -> Copy.run(in.getFirst().permute(transposePerm(out.rank(), a.getInt("dim0", 0), a.getInt("dim1", 0))), out);
+            case SLICE -> {
+                int axis = axis(a.getInt("axis", 0), out.rank());
+                Copy.run(in.getFirst().slice(axis, a.getInt("start", 0), a.getInt("end", 0)), out);
+            }
+            case CONCAT -> Copy.concat(in, axis(a.getInt("axis", 0), out.rank()), out);
+            case ATTENTION -> Attention.run(in.get(0), in.get(1), in.get(2), out, (float) a.getDouble("scale", 1), a.getBool("causal", false));
+        }
+    }
+
+    static int axis(int axis, int rank) {
+        return axis < 0 ? axis + rank : axis;
+    }
+
+    static int[] transposePerm(int rank, int dim0, int dim1) {
+        int[] p = new int[rank];
+        for (int i = 0; i < rank; i++) {
+            p[i] = i;
+        }
+        int d0 = axis(dim0, rank);
+        int d1 = axis(dim1, rank);
+        p[d0] = d1;
+        p[d1] = d0;
+        return p;
+    }
+}
