@@ -16,7 +16,8 @@ import java.util.List;
  * {@code expr} is evaluated in registers, one pass over memory. Algorithm (rules to a fixed point):
  * <pre>
  *   f(.., g(a, b), ..)  -> elementwise(.., a, b, ..) {expr="f(.., g($i, $j), ..)"}
- *       when g is elementwise, has no other reader and has f's shape (no recompute under broadcast)
+ *       when g is elementwise, has no other reader and has f's shape (no recompute under broadcast),
+ *       and g does not round to bf16/f16 (a narrowing cast stays at an expression's root, the store)
  *   elementwise(.., c, ..) -> expr with c inlined   (c a scalar constant)
  * </pre>
  * Bytes saved per merge: the intermediate written once and read once, 2·|g|; there is no
@@ -31,7 +32,8 @@ public final class FuseElementwise implements Pass {
                 }
                 for (int i = 0; i < n.inputs().size(); i++) {
                     Node p = cx.in(n, i);
-                    if (p.op().isElementwise() && cx.onlyUsedBy(p.name(), n) && p.type().shape().equals(n.type().shape())) {
+                    if (p.op().isElementwise() && cx.onlyUsedBy(p.name(), n) && p.type().shape().equals(n.type().shape())
+                            && !narrows(expr(p))) {
                         return Rewrite.to(merge(n, i, p, cx));
                     }
                 }
@@ -96,6 +98,12 @@ public final class FuseElementwise implements Pass {
             k = ins.size() - 1;
         }
         return k;
+    }
+
+    /** Whether the expression rounds to a 16-bit type; such a cast stays at the root, where the store does it. */
+    private static boolean narrows(ElementwiseExpr e) {
+        return e instanceof ElementwiseExpr.Call c && (c.fn().equals("cast_bf16") || c.fn().equals("cast_f16")
+                || c.args().stream().anyMatch(FuseElementwise::narrows));
     }
 
     /** The expression of an elementwise node over its own inputs $0, $1, ... */
