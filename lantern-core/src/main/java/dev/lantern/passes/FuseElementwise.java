@@ -16,7 +16,8 @@ import java.util.List;
  * {@code expr} is evaluated in registers, one pass over memory. Algorithm (rules to a fixed point):
  * <pre>
  *   f(.., g(a, b), ..)  -> elementwise(.., a, b, ..) {expr="f(.., g($i, $j), ..)"}
- *       when g is elementwise, has no other reader and has f's shape (no recompute under broadcast),
+ *       when g is elementwise, has no other reader (in the graph and in f's expression) and has f's
+ *       shape (so nothing is recomputed, not even under broadcast),
  *       and g does not round to bf16/f16 (a narrowing cast stays at an expression's root, the store)
  *   elementwise(.., c, ..) -> expr with c inlined   (c a scalar constant)
  * </pre>
@@ -33,7 +34,7 @@ public final class FuseElementwise implements Pass {
                 for (int i = 0; i < n.inputs().size(); i++) {
                     Node p = cx.in(n, i);
                     if (p.op().isElementwise() && cx.onlyUsedBy(p.name(), n) && p.type().shape().equals(n.type().shape())
-                            && !narrows(expr(p))) {
+                            && !narrows(expr(p)) && uses(expr(n), i) == 1) {
                         return Rewrite.to(merge(n, i, p, cx));
                     }
                 }
@@ -98,6 +99,15 @@ public final class FuseElementwise implements Pass {
             k = ins.size() - 1;
         }
         return k;
+    }
+
+    /** How many times the expression reads input {@code i}: more than once would recompute its producer. */
+    private static int uses(ElementwiseExpr e, int i) {
+        return switch (e) {
+            case ElementwiseExpr.In in -> in.index() == i ? 1 : 0;
+            case ElementwiseExpr.Const c -> 0;
+            case ElementwiseExpr.Call c -> c.args().stream().mapToInt(a -> uses(a, i)).sum();
+        };
     }
 
     /** Whether the expression rounds to a 16-bit type; such a cast stays at the root, where the store does it. */
