@@ -151,6 +151,11 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         return View.of(memory, t.dtype(), byteOffset / t.dtype().bytes(), t.shape());
     }
 
+    /** Fills the whole arena with NaN, so that a value no kernel wrote shows in the outputs (for tests). */
+    public void poisonArena() {
+        memory.fill((byte) 0xFF); // 0xFFFFFFFF is a NaN in f32, 0xFFFF in bf16 and f16
+    }
+
     public CompiledModel model() {
         return model;
     }
