@@ -1,6 +1,7 @@
 package dev.lantern.passes;
 
 import dev.lantern.ir.Graph;
+import dev.lantern.ir.Verifier;
 
 import java.util.List;
 
@@ -25,6 +26,7 @@ public final class Fuse implements Pass {
 
     @Override
     public Graph run(Graph g) {
+        Verifier.verify(g, name());
         for (Pass p : STEPS) {
             g = p.run(g);
         }

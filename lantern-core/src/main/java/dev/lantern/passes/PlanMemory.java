@@ -1,6 +1,7 @@
 package dev.lantern.passes;
 
 import dev.lantern.ir.Graph;
+import dev.lantern.ir.Verifier;
 import dev.lantern.kernel.Target;
 import dev.lantern.plan.MemoryPlan;
 import dev.lantern.plan.MemoryPlanner;
@@ -34,6 +35,7 @@ public final class PlanMemory implements Pass {
     }
 
     public MemoryPlan plan(Graph g) {
+        Verifier.verify(g, name());
         return MemoryPlanner.plan(g, partition.kernels(g));
     }
 
