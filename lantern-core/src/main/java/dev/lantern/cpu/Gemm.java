@@ -14,10 +14,11 @@ import static dev.lantern.cpu.GemmKernel.NR;
 /**
  * Batched GEMM, C = epilogue(op(A)·op(B)), Goto/BLIS style:
  * <ol>
- * <li>B is packed once per distinct batch into (KC × NR) panels (f32, zero-padded), in parallel;
- * <li>tasks are (batch, MC-row block, NC-column block) tiles of C, handed out dynamically; a task
- *     packs its A block (MC × KC) per K block and runs the 6×16 micro-kernel over its panels
- *     into a per-thread f32 tile buffer (the B panel stays in L1, the A block in L2);
+ * <li>A and B are packed once per distinct batch, in parallel, into (KC × MR) and (KC × NR)
+ *     panels (f32, zero-padded), so that no task packs anything and packing costs O(MK + KN);
+ * <li>tasks are (batch, MC-row block, NC-column block) tiles of C, handed out dynamically; per K
+ *     block a task runs the 6×16 micro-kernel over its panels into a per-thread f32 tile buffer
+ *     (a B panel, KC × NR = 16 KB, stays in L1; the A block, MC × KC = 120 KB, in L2);
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
  *     over the tile, still in L2, and stores to C in C's dtype.
  * </ol>
@@ -104,15 +105,29 @@ public final class Gemm {
 
     private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
 
-    /** Per-thread buffers: [0] packed A (MC × KC), [1] C tile (MC × NC), [2..4] rows of KC/NC. */
+    /** Per-thread buffers: [0] the C tile (MC × NC), [1..3] rows of max(KC, NC). */
     private static float[][] scratch() {
         float[][] s = SCRATCH.get();
         if (s == null) {
             int rowLen = Math.max(KC, NC);
-            s = new float[][] {new float[MC * KC], new float[MC * NC], new float[rowLen], new float[rowLen], new float[rowLen]};
+            s = new float[][] {new float[MC * NC], new float[rowLen], new float[rowLen], new float[rowLen]};
             SCRATCH.set(s);
         }
         return s;
+    }
+
+    /**
+     * The calling thread's packing arrays, grown on demand and kept (a GEMM of the benchmark's
+     * size packs 24 MB; reallocating that per call costs more than the packing itself).
+     */
+    private static final ThreadLocal<float[][]> PACKED = ThreadLocal.withInitial(() -> new float[2][0]);
+
+    private static float[] packed(int which, long elems) {
+        float[][] p = PACKED.get();
+        if (p[which].length < elems) {
+            p[which] = new float[Math.toIntExact(elems)];
+        }
+        return p[which];
     }
 
     static void core(int batches, Matrix a, long[] aOff, Matrix b, long[] bOff, Matrix c, long[] cOff,
@@ -121,47 +136,76 @@ public final class Gemm {
             return;
         }
         int nPad = (n + NR - 1) / NR * NR;
+        int mPad = (m + MR - 1) / MR * MR;
         int kBlocks = (k + KC - 1) / KC;
+        // 1. pack A and B once per distinct batch offset (broadcast batches share one packing)
+        int[] aIndex = new int[batches];
+        long[] aDistinct = distinct(aOff, aIndex);
+        int[] bIndex = new int[batches];
+        long[] bDistinct = distinct(bOff, bIndex);
+        long aSize = (long) mPad * k;
+        long bSize = (long) nPad * k;
+        float[] ap = packed(0, aSize * aDistinct.length);
+        float[] bp = packed(1, bSize * bDistinct.length);
+        int mPanels = mPad / MR;
         int nPanels = nPad / NR;
-        // 1. pack B once per distinct batch offset (broadcast batches share one packing)
-        Map<Long, Integer> distinct = new HashMap<>();
-        int[] packIndex = new int[batches];
-        for (int t = 0; t < batches; t++) {
-            packIndex[t] = distinct.computeIfAbsent(bOff[t], x -> distinct.size());
-        }
-        long[] packOff = new long[distinct.size()];
-        distinct.forEach((off, i) -> packOff[i] = off);
-        float[][] packed = new float[packOff.length][Math.multiplyExact(k, nPad)];
-        int panelGroups = (nPanels + 7) / 8;
-        Parallel.forEach(packOff.length * kBlocks * panelGroups, task -> {
-            int g = task % panelGroups;
-            int kb = task / panelGroups % kBlocks;
-            int pi = task / panelGroups / kBlocks;
+        int aGroups = (mPanels + 7) / 8;
+        int bGroups = (nPanels + 7) / 8;
+        int aTasks = aDistinct.length * kBlocks * aGroups;
+        Parallel.forEach(aTasks + bDistinct.length * kBlocks * bGroups, task -> {
+            float[] tmp = scratch()[1];
+            boolean isA = task < aTasks;
+            int t = isA ? task : task - aTasks;
+            int groups = isA ? aGroups : bGroups;
+            int g = t % groups;
+            int kb = t / groups % kBlocks;
+            int pi = t / groups / kBlocks;
             int k0 = kb * KC;
             int kc = Math.min(KC, k - k0);
-            float[] col = scratch()[2];
-            for (int jp = g * 8; jp < Math.min(nPanels, g * 8 + 8); jp++) {
-                GemmPacking.packB(b, packOff[pi], k0, kc, jp * NR, n, packed[pi], k0 * nPad + jp * kc * NR, col);
+            if (isA) {
+                int base = Math.toIntExact(pi * aSize + (long) k0 * mPad);
+                for (int ip = g * 8; ip < Math.min(mPanels, g * 8 + 8); ip++) {
+                    GemmPacking.packA(a, aDistinct[pi], ip * MR, m, k0, kc, ap, base + ip * kc * MR, tmp);
+                }
+            } else {
+                int base = Math.toIntExact(pi * bSize + (long) k0 * nPad);
+                for (int jp = g * 8; jp < Math.min(nPanels, g * 8 + 8); jp++) {
+                    GemmPacking.packB(b, bDistinct[pi], k0, kc, jp * NR, n, bp, base + jp * kc * NR, tmp);
+                }
             }
         });
         // 2. tiles of C
         float[] biasF = Rows.vector(ep.bias());
         int mTiles = (m + MC - 1) / MC;
         int nTiles = (n + NC - 1) / NC;
+        MemorySegment apSeg = MemorySegment.ofArray(ap);
+        MemorySegment bpSeg = MemorySegment.ofArray(bp);
         Parallel.forEach(batches * mTiles * nTiles, task -> {
             int nt = task % nTiles;
             int mt = task / nTiles % mTiles;
             int t = task / nTiles / mTiles;
-            tile(a, aOff[t], packed[packIndex[t]], nPad, c, cOff[t], res, rOff[t], biasF, ep,
+            tile(apSeg, aIndex[t] * aSize, mPad, bpSeg, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], biasF, ep,
                     mt * MC, Math.min(MC, m - mt * MC), nt * NC, Math.min(NC, n - nt * NC), k);
         });
     }
 
-    private static void tile(Matrix a, long aOff, float[] bp, int nPad, Matrix c, long cOff, Matrix res, long rOff,
+    /** The distinct values of {@code offs}, in first-seen order; index[t] = position of offs[t] among them. */
+    private static long[] distinct(long[] offs, int[] index) {
+        Map<Long, Integer> seen = new HashMap<>();
+        for (int t = 0; t < offs.length; t++) {
+            index[t] = seen.computeIfAbsent(offs[t], x -> seen.size());
+        }
+        long[] d = new long[seen.size()];
+        seen.forEach((off, i) -> d[i] = off);
+        return d;
+    }
+
+    /** One (mc × nc) tile of C at (i0, j0): micro-kernels over the packed panels, then the epilogue. */
+    private static void tile(MemorySegment ap, long aBase, int mPad, MemorySegment bp, long bBase, int nPad,
+                             Matrix c, long cOff, Matrix res, long rOff,
                              float[] biasF, GemmEpilogue ep, int i0, int mc, int j0, int nc, int k) {
         float[][] s = scratch();
-        float[] ap = s[0];
-        float[] cbuf = s[1];
+        float[] cbuf = s[0];
         int mPanels = (mc + MR - 1) / MR;
         int nPanels = (nc + NR - 1) / NR;
         if (k == 0) {
@@ -169,17 +213,17 @@ public final class Gemm {
         }
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
-            GemmPacking.packA(a, aOff, i0, mc, k0, kc, ap, s[2]);
+            int aBlock = Math.toIntExact(aBase + (long) k0 * mPad + (long) (i0 / MR) * kc * MR);
+            int bBlock = Math.toIntExact(bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR);
             for (int jr = 0; jr < nPanels; jr++) {
-                int bo = k0 * nPad + (j0 / NR + jr) * kc * NR;
                 for (int ir = 0; ir < mPanels; ir++) {
-                    GemmKernel.run(ap, ir * kc * MR, bp, bo, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
+                    GemmKernel.run(ap, aBlock + ir * kc * MR, bp, bBlock + jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
         }
         // epilogue, row by row over the hot tile
-        float[] resRow = res == null ? null : s[3];
-        float[] outRow = s[4];
+        float[] resRow = res == null ? null : s[2];
+        float[] outRow = s[3];
         for (int i = 0; i < mc; i++) {
             if (res != null) {
                 Convert.load(res.segment(), res.dtype(), rOff + res.offset() + (i0 + i) * res.rowStride() + j0 * res.colStride(), res.colStride(), resRow, 0, nc);

@@ -12,25 +12,21 @@ final class GemmPacking {
     private GemmPacking() {}
 
     /**
-     * A rows [i0, i0+mc), cols [k0, k0+kc) into ap as ceil(mc/MR) panels of (kc × MR):
-     * ap[(ir·kc + p)·MR + r] = A[i0 + ir·MR + r, k0 + p]; rows past mc are zero.
+     * A rows [i0, i0+MR), cols [k0, k0+kc) into ap[base ..] as one (kc × MR) panel:
+     * ap[base + p·MR + r] = A[i0 + r, k0 + p]; rows past m are zero.
      */
-    static void packA(Gemm.Matrix a, long aOff, int i0, int mc, int k0, int kc, float[] ap, float[] row) {
-        int panels = (mc + MR - 1) / MR;
-        for (int ir = 0; ir < panels; ir++) {
-            int base = ir * kc * MR;
-            for (int r = 0; r < MR; r++) {
-                int i = ir * MR + r;
-                if (i < mc) {
-                    long off = aOff + a.offset() + (i0 + i) * a.rowStride() + k0 * a.colStride();
-                    Convert.load(a.segment(), a.dtype(), off, a.colStride(), row, 0, kc);
-                    for (int p = 0; p < kc; p++) {
-                        ap[base + p * MR + r] = row[p];
-                    }
-                } else {
-                    for (int p = 0; p < kc; p++) {
-                        ap[base + p * MR + r] = 0f;
-                    }
+    static void packA(Gemm.Matrix a, long aOff, int i0, int m, int k0, int kc, float[] ap, int base, float[] row) {
+        for (int r = 0; r < MR; r++) {
+            int i = i0 + r;
+            if (i < m) {
+                long off = aOff + a.offset() + i * a.rowStride() + k0 * a.colStride();
+                Convert.load(a.segment(), a.dtype(), off, a.colStride(), row, 0, kc);
+                for (int p = 0; p < kc; p++) {
+                    ap[base + p * MR + r] = row[p];
+                }
+            } else {
+                for (int p = 0; p < kc; p++) {
+                    ap[base + p * MR + r] = 0f;
                 }
             }
         }
