@@ -58,6 +58,7 @@ public final class IrParser {
         keyword("return");
         List<String> outs = new ArrayList<>();
         do {
+            skip();
             int l = line;
             int c = col;
             String v = value();
@@ -123,6 +124,9 @@ public final class IrParser {
     }
 
     private Attrs attrs(Op op) {
+        skip();
+        int al = line;
+        int ac = col;
         expect('{');
         TreeMap<String, Object> m = new TreeMap<>();
         skip();
@@ -157,7 +161,7 @@ public final class IrParser {
         expect('}');
         for (AttrSpec s : op.attrs()) {
             if (s.required() && !m.containsKey(s.name())) {
-                throw error(op.text() + " needs attribute '" + s.name() + "'");
+                throw new ParseException(al, ac, op.text() + " needs attribute '" + s.name() + "'");
             }
         }
         return new Attrs(m);
@@ -308,11 +312,14 @@ public final class IrParser {
     }
 
     private String string() {
+        skip();
+        int sl = line;
+        int sc = col;
         expect('"');
         StringBuilder b = new StringBuilder();
         while (true) {
             if (pos >= src.length() || src.charAt(pos) == '\n') {
-                throw error("unterminated string");
+                throw new ParseException(sl, sc, "unterminated string");
             }
             char ch = src.charAt(pos);
             advance(1);

@@ -67,8 +67,33 @@ public enum Op {
             "%2 = concat(%0, %1) {axis=-1} : f32[2,128,512]", "axis:i!"),
 
     // --- composites made by fusion
+    /**
+     * softmax(scale · q·kᵀ [+ causal mask]) · v per (batch, head). Fusion also absorbs RoPE on q and k
+     * ({@code rope=true}) and the permute after it ({@code out_perm}: the result is written permuted,
+     * so {@code out_perm=[0,2,1,3]} gives (b, s, h, e)). q, k, v may be strided views.
+     */
     ATTENTION("attention", OpKind.COMPOSITE, 3, 3, TypeRules::attention,
-            "%3 = attention(%0, %1, %2) {causal=true, scale=0.125} : f32[2,4,128,64]", "causal:b=false", "scale:f=1.0");
+            "%3 = attention(%0, %1, %2) {causal=true, scale=0.125} : f32[2,4,128,64]", "causal:b=false", "scale:f=1.0",
+            "rope:b=false", "rope_base:f=10000.0", "out_perm:ints"),
+    /**
+     * A matmul with its epilogue: {@code act(a·b + bias) + residual…}, inputs a, b, then the bias (when
+     * {@code bias=true}, shape [N]), then 0-2 residuals of the result's shape. Accumulates in f32;
+     * {@code out} names the result dtype when it differs from a's (autocast: bf16 in, f32 out).
+     */
+    GEMM("gemm", OpKind.COMPOSITE, 2, 5, TypeRules::gemm,
+            "%4 = gemm(%0, %1, %2, %3) {act=\"gelu_tanh\", bias=true} : f32[2,128,1024]",
+            "act:s=none", "bias:b=false", "transpose_a:b=false", "transpose_b:b=false", "out:s"),
+    /**
+     * rms_norm / layer_norm of {@code x (+ residual)} over the last axis, statistics in f32: inputs x,
+     * the residual when {@code residual=true}, the weight, then the bias for {@code kind="layer"}.
+     * {@code out} names the result dtype when it differs from x's (autocast writes bf16 for a GEMM).
+     */
+    FUSED_NORM("fused_norm", OpKind.COMPOSITE, 2, 4, TypeRules::fusedNorm,
+            "%3 = fused_norm(%0, %1, %2) {eps=1.0E-6, kind=\"rms\", residual=true} : f32[2,128,256]",
+            "kind:s!", "eps:f!", "residual:b=false", "out:s"),
+    /** A chain of elementwise ops in one pass over memory; {@code expr} is an {@link ElementwiseExpr} over the inputs. */
+    ELEMENTWISE_FUSED("elementwise", OpKind.ELEMENTWISE, 1, Integer.MAX_VALUE, TypeRules::elementwise,
+            "%3 = elementwise(%0, %1, %2) {expr=\"gelu_tanh(add($0, mul($1, $2)))\"} : f32[2,128,1024]", "expr:s!");
 
     /** A shape and dtype rule: the result type from the input types and attributes. */
     @FunctionalInterface

@@ -197,8 +197,96 @@ final class TypeRules {
         return TensorType.of(in.getFirst().dtype(), x.withDim(ax, total));
     }
 
-    /** q (b, h, s, d), k (b, h, t, d), v (b, h, t, e) -> (b, h, s, e). */
+    /** q (b, h, s, d), k (b, h, t, d), v (b, h, t, e) -> (b, h, s, e), or that permuted by {@code out_perm}. */
     static TensorType attention(List<TensorType> in, Attrs a) {
+        TensorType t = attentionPlain(in, a);
+        if (a.getBool("rope", false) && in.get(0).shape().dim(3) % 2 != 0) {
+            throw new TypeException("attention with rope needs an even head_dim, found " + in.get(0));
+        }
+        if (a.has("out_perm")) {
+            return permute(List.of(t), Attrs.of("perm", a.getInts("out_perm")));
+        }
+        return t;
+    }
+
+    /** a (..., M, K), b (K, N) or as matmul; bias (N); residuals of the result's shape. */
+    static TensorType gemm(List<TensorType> in, Attrs a) {
+        TensorType mm = matmul(in.subList(0, 2), a);
+        boolean bias = a.getBool("bias", false);
+        int n = mm.shape().last();
+        int extra = in.size() - 2 - (bias ? 1 : 0);
+        if (extra < 0 || extra > 2) {
+            throw new TypeException("gemm takes a, b" + (bias ? ", bias" : "") + " and 0-2 residuals, found " + in.size() + " inputs");
+        }
+        if (bias && (in.get(2).shape().rank() != 1 || in.get(2).shape().dim(0) != n)) {
+            throw new TypeException("gemm bias must have shape [" + n + "], found " + in.get(2));
+        }
+        for (int i = in.size() - extra; i < in.size(); i++) {
+            if (!in.get(i).shape().equals(mm.shape())) {
+                throw new TypeException("gemm residual must have the result's shape " + mm.shape() + ", found " + in.get(i));
+            }
+        }
+        String act = a.getString("act", "none");
+        if (!act.equals("none") && !act.equals("gelu_tanh") && !act.equals("gelu_erf") && !act.equals("relu") && !act.equals("silu")) {
+            throw new TypeException("gemm act must be none, gelu_tanh, gelu_erf, relu or silu, found \"" + act + "\"");
+        }
+        return outDtype(mm, a);
+    }
+
+    /** x (..., D) [+ residual of x's shape]; weight (D); bias (D) when kind="layer". */
+    static TensorType fusedNorm(List<TensorType> in, Attrs a) {
+        String kind = a.getString("kind", "");
+        boolean res = a.getBool("residual", false);
+        int want = 2 + (res ? 1 : 0) + (kind.equals("layer") ? 1 : 0);
+        if (!kind.equals("rms") && !kind.equals("layer")) {
+            throw new TypeException("fused_norm kind must be \"rms\" or \"layer\", found \"" + kind + "\"");
+        }
+        if (in.size() != want) {
+            throw new TypeException("fused_norm {kind=\"" + kind + "\", residual=" + res + "} takes " + want + " inputs, found " + in.size());
+        }
+        TensorType x = in.getFirst();
+        requireFloat(x, "input");
+        if (res && !in.get(1).shape().equals(x.shape())) {
+            throw new TypeException("fused_norm residual must have x's shape " + x.shape() + ", found " + in.get(1));
+        }
+        norm(concatLists(x, in.subList(res ? 2 : 1, in.size())), a);
+        return outDtype(x.contiguous(), a);
+    }
+
+    /** Broadcast of every input; the dtype that the expression yields. */
+    static TensorType elementwise(List<TensorType> in, Attrs a) {
+        ElementwiseExpr e = ElementwiseExpr.parse(a.getString("expr", ""));
+        if (e.maxInput() >= in.size()) {
+            throw new TypeException("expression reads $" + e.maxInput() + " but the op has " + in.size() + " inputs");
+        }
+        TensorType acc = in.getFirst().contiguous();
+        for (int i = 1; i < in.size(); i++) {
+            TensorType next = in.get(i).withDtype(acc.dtype());
+            acc = broadcast(List.of(acc, next), a);
+        }
+        DType d = e.dtype(in.stream().map(TensorType::dtype).toList());
+        return TensorType.of(d == null ? in.getFirst().dtype() : d, acc.shape());
+    }
+
+    private static List<TensorType> concatLists(TensorType first, List<TensorType> rest) {
+        List<TensorType> l = new java.util.ArrayList<>();
+        l.add(first);
+        l.addAll(rest);
+        return l;
+    }
+
+    private static TensorType outDtype(TensorType t, Attrs a) {
+        if (!a.has("out")) {
+            return t;
+        }
+        DType d = DType.parse(a.getString("out", ""));
+        if (d == null || !d.isFloating()) {
+            throw new TypeException("out must name a floating dtype, found \"" + a.getString("out", "") + "\"");
+        }
+        return TensorType.of(d, t.shape());
+    }
+
+    private static TensorType attentionPlain(List<TensorType> in, Attrs a) {
         sameDtype(in);
         Shape q = in.get(0).shape();
         Shape k = in.get(1).shape();

@@ -99,7 +99,11 @@ public final class ReferenceInterpreter {
             }
             case SLICE -> RefOps.slice(in.getFirst(), axis(a.getInt("axis", 0), out.rank()), a.getInt("start", 0), out);
             case CONCAT -> RefOps.concat(in, axis(a.getInt("axis", 0), out.rank()), out);
-            case ATTENTION -> RefOps.attention(in.get(0), in.get(1), in.get(2), a.getDouble("scale", 1), a.getBool("causal", false), out);
+            // ops that fusion makes (passes' branch): the primitive ops they replace
+            case ATTENTION -> CompositeRef.attention(n, in, a);
+            case GEMM -> CompositeRef.gemm(n, in, a);
+            case FUSED_NORM -> CompositeRef.fusedNorm(n, in, a);
+            case ELEMENTWISE_FUSED -> CompositeRef.elementwise(n, in, a);
         };
     }
 

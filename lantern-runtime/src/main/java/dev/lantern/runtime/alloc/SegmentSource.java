@@ -17,4 +17,12 @@ public interface SegmentSource {
 
     /** A short name for statistics and errors: "sim", "cuda:0". */
     String name();
+
+    /**
+     * Virtual-memory management for expandable segments, or null when this source only hands
+     * out whole segments. The allocator prefers it when present (see {@link VirtualMemory}).
+     */
+    default VirtualMemory virtualMemory() {
+        return null;
+    }
 }

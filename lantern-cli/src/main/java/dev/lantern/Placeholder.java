@@ -1,2 +1,0 @@
-package dev.lantern;
-final class Placeholder {}

@@ -1,0 +1,118 @@
+package dev.lantern.cli;
+
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.DemoMetrics;
+import dev.lantern.frontend.Model;
+import dev.lantern.frontend.nn.BlockConfig;
+import dev.lantern.frontend.nn.TransformerBlock;
+import dev.lantern.ir.DType;
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.GraphHash;
+import dev.lantern.ir.IrPrinter;
+import dev.lantern.ir.LanternException;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code lantern demo}: build a benchmark block, run it on the best device present, check it
+ * against the float64 reference, and print device, config, graph hash, op count, median time per
+ * forward and relative error.
+ */
+final class DemoCommand {
+    private DemoCommand() {}
+
+    static int run(List<String> argv, PrintStream out, PrintStream err) {
+        Args a = Args.parse("demo", argv, Set.of("json", "force"), Set.of("config", "dump-ir", "device", "seed", "runs", "amp"));
+        if (!a.positional().isEmpty()) {
+            throw new UsageException("demo: unexpected argument '" + a.positional().getFirst() + "'");
+        }
+        BlockConfig cfg = BlockConfig.named(a.get("config", "cpu-small"));
+        String device = a.get("device", "auto");
+        if (!List.of("auto", "cpu", "cuda").contains(device)) {
+            throw new UsageException("demo: --device must be auto, cpu or cuda, found '" + device + "'");
+        }
+        long seed = a.getLong("demo", "seed", 0);
+        int runs = a.getInt("demo", "runs", 15, 1, 100000);
+
+        Model model = TransformerBlock.build(cfg, DType.F32);
+        Graph g = model.graph();
+        if (a.get("dump-ir", null) != null) {
+            Files2.writeAtomically(Path.of(a.get("dump-ir", null)), IrPrinter.print(g));
+        }
+        if (device.equals("cuda")) {
+            throw new LanternException("no usable CUDA device: " + String.join("; ", CudaInfo.report().stream()
+                    .filter(l -> l.startsWith("cuda:")).toList()));
+        }
+        if (device.equals("auto")) {
+            err.println("lantern demo: no usable GPU, the CPU backend serves (see lantern doctor)");
+        }
+        if (cfg.flops() > CPU_FLOP_LIMIT && !a.flag("force")) {
+            throw new LanternException(String.format(java.util.Locale.ROOT,
+                    "config %s needs %.1f TFLOP per forward (and a float64 reference of the same): too much for the CPU; "
+                            + "use a GPU, a small config (cpu-small, encoder-small, decoder-small) or --force",
+                    cfg.name(), cfg.flops() / 1e12));
+        }
+        CompileOptions options = CompileOptions.defaults().withAmp(CompileOptions.Amp.parse(a.get("amp", "none")));
+        DemoMetrics m = DemoMetrics.measure(model, seed, options, 3, runs);
+        double tolerance = options.amp() == CompileOptions.Amp.NONE ? 1e-5 : 1e-2;
+
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("device", "cpu");
+        r.put("device_name", Runtime.getRuntime().availableProcessors() + " cores, "
+                + jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorBitSize() + "-bit vectors");
+        r.put("config", cfg.name());
+        r.put("shape", cfg.batch() + "x" + cfg.seq() + "x" + cfg.hidden());
+        r.put("dtype", options.amp() == CompileOptions.Amp.NONE ? "f32" : "f32, amp " + options.amp().name().toLowerCase());
+        r.put("graph_hash", GraphHash.of(g));
+        r.put("ops", g.computeNodes().size());
+        r.put("ms", round(m.compiledMs(), 4));
+        r.put("rel_err", m.relErr());
+        r.put("rel_err_vs_f32", m.relErrVsEager());
+        r.put("kernels", m.kernels());
+        r.put("fusion_coverage", round(m.fusionCoverage(), 4));
+        r.put("eager_ms", round(m.eagerMs(), 4));
+        r.put("compiled_ms", round(m.compiledMs(), 4));
+        r.put("speedup", round(m.speedup(), 3));
+        r.put("planned_peak_bytes", m.plannedPeakBytes());
+        r.put("lower_bound_bytes", m.lowerBoundBytes());
+        r.put("naive_bytes", m.naiveBytes());
+        r.put("cache_key", m.cacheKey());
+        r.put("seed", seed);
+        if (a.flag("json")) {
+            out.println(Json.write(r));
+        } else {
+            printTable(out, r);
+        }
+        if (!(Double.isFinite(m.relErr()) && m.relErr() <= tolerance)) {
+            err.printf("lantern demo: relative error %.3e is over the tolerance %.0e%n", m.relErr(), tolerance);
+            return 1;
+        }
+        return 0;
+    }
+
+    /** Above this many FLOPs per forward the CPU demo asks for --force (the float64 reference is ~50x slower). */
+    private static final double CPU_FLOP_LIMIT = 20e9;
+
+    static double round(double x, int digits) {
+        double p = Math.pow(10, digits);
+        return Math.round(x * p) / p;
+    }
+
+    private static void printTable(PrintStream out, Map<String, Object> r) {
+        out.printf("device       %s (%s)%n", r.get("device"), r.get("device_name"));
+        out.printf("config       %s (%s), %s%n", r.get("config"), r.get("shape"), r.get("dtype"));
+        out.printf("graph hash   %s%n", r.get("graph_hash"));
+        out.printf("ops          %s%n", r.get("ops"));
+        out.printf("kernels      %s (fusion coverage %.2f)%n", r.get("kernels"), (double) r.get("fusion_coverage"));
+        out.printf("ms           %.3f median per forward, compiled (eager %.3f, speedup %.2fx)%n",
+                (double) r.get("ms"), (double) r.get("eager_ms"), (double) r.get("speedup"));
+        out.printf("memory       planned peak %,d bytes (lower bound %,d, naive %,d)%n",
+                (long) r.get("planned_peak_bytes"), (long) r.get("lower_bound_bytes"), (long) r.get("naive_bytes"));
+        out.printf("rel_err      %.3e (||out - ref|| / ||ref||, float64 reference)%n", (double) r.get("rel_err"));
+    }
+}

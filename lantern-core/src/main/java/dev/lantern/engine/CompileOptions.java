@@ -1,0 +1,61 @@
+package dev.lantern.engine;
+
+import dev.lantern.ir.DType;
+import dev.lantern.ir.GraphHash;
+import dev.lantern.ir.LanternException;
+
+/**
+ * How to compile, as an immutable value whose {@link #hash()} is part of every cache key: the
+ * same graph under different options is a different compiled model.
+ *
+ * @param amp           mixed precision: none, bf16 or f16 (GEMMs and attention in that dtype)
+ * @param target        "cpu" (the CUDA backend adds its own)
+ * @param dumpAfterEach keep the IR after every pass in {@link CompiledModel#dumps()}
+ * @param verifyEach    run the verifier between passes (tests turn it on; cheap enough to leave on)
+ */
+public record CompileOptions(Amp amp, String target, boolean dumpAfterEach, boolean verifyEach) {
+    public enum Amp {
+        NONE, BF16, F16;
+
+        public static Amp parse(String s) {
+            return switch (s.toLowerCase()) {
+                case "none", "off", "f32" -> NONE;
+                case "bf16" -> BF16;
+                case "f16", "fp16" -> F16;
+                default -> throw new LanternException("--amp takes none, bf16 or f16, found '" + s + "'");
+            };
+        }
+
+        /** The low-precision dtype, or {@code null} for none. */
+        public DType dtype() {
+            return switch (this) {
+                case NONE -> null;
+                case BF16 -> DType.BF16;
+                case F16 -> DType.F16;
+            };
+        }
+    }
+
+    public CompileOptions {
+        if (!target.equals("cpu")) {
+            throw new LanternException("unknown target '" + target + "' (this build compiles for: cpu)");
+        }
+    }
+
+    public static CompileOptions defaults() {
+        return new CompileOptions(Amp.NONE, "cpu", false, true);
+    }
+
+    public CompileOptions withAmp(Amp a) {
+        return new CompileOptions(a, target, dumpAfterEach, verifyEach);
+    }
+
+    public CompileOptions withDumpAfterEach(boolean d) {
+        return new CompileOptions(amp, target, d, verifyEach);
+    }
+
+    /** SHA-256 of the fields that change the compiled result (dumping does not). */
+    public String hash() {
+        return GraphHash.sha256("amp=" + amp + ";target=" + target);
+    }
+}

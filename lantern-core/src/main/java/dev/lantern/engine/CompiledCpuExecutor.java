@@ -1,0 +1,167 @@
+package dev.lantern.engine;
+
+import dev.lantern.cpu.Elementwise;
+import dev.lantern.cpu.View;
+import dev.lantern.engine.cpu.FusedKernels;
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.LanternException;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
+import dev.lantern.ir.TensorType;
+import dev.lantern.kernel.Kernel;
+import dev.lantern.kernel.Operand;
+import dev.lantern.plan.MemoryPlan;
+import dev.lantern.tensor.Tensor;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs a {@link CompiledModel} on the CPU: its kernels in schedule order, every intermediate in
+ * one arena laid out by the memory plan, each kernel multi-threaded by the backend.
+ *
+ * <p>{@link #bind} takes the parameters once (converted to the dtype the compiled graph declares,
+ * so autocast's bf16 weights are converted here and not per forward) and materialises constants.
+ * {@link #run} then only builds the input views, walks the free views, runs the prepared kernels
+ * and copies the outputs out of the arena (the arena is reused by the next forward).
+ */
+public final class CompiledCpuExecutor implements AutoCloseable {
+    private final CompiledModel model;
+    private final Graph graph;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment memory;
+    private final Map<String, View> fixed = new HashMap<>();
+    private final Map<String, Long> offsets = new HashMap<>();
+    private final List<FusedKernels.Bound> bound = new ArrayList<>();
+    private boolean bound_;
+
+    public CompiledCpuExecutor(CompiledModel model) {
+        this.model = model;
+        this.graph = model.graph();
+        MemoryPlan plan = model.plan();
+        this.memory = arena.allocate(Math.max(64, plan.arenaBytes()), 64);
+        for (MemoryPlan.Placement p : plan.placements()) {
+            offsets.put(p.buffer().value(), p.offset());
+        }
+        for (Kernel k : model.kernels()) {
+            bound.add(FusedKernels.prepare(k));
+        }
+    }
+
+    /** Binds parameters by name (as {@code Model.parameters(seed)} returns them). Call before {@link #run}. */
+    public CompiledCpuExecutor bind(Map<String, Tensor> params) {
+        for (Node n : graph.nodes()) {
+            if (n.op() == Op.PARAM) {
+                String key = n.attrs().getString("name", n.name());
+                Tensor t = params.get(key);
+                if (t == null) {
+                    throw new LanternException("compiled: no tensor given for param \"" + key + "\" (" + n + ")");
+                }
+                fixed.put(n.name(), View.of(t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype())).reshape(n.type().shape()));
+            } else if (n.op() == Op.CONSTANT) {
+                Tensor c = Tensor.allocate(n.type());
+                Elementwise.fill(View.of(c), (float) n.attrs().getDouble("value", 0));
+                fixed.put(n.name(), View.of(c));
+            }
+        }
+        bound_ = true;
+        return this;
+    }
+
+    /** One forward: inputs by name; outputs by SSA name, as fresh dense tensors. */
+    public Map<String, Tensor> run(Map<String, Tensor> inputs) {
+        if (!bound_) {
+            throw new LanternException("compiled: bind(parameters) before run(inputs)");
+        }
+        Map<String, View> env = new HashMap<>(fixed);
+        for (Node n : graph.nodes()) {
+            if (n.op() == Op.INPUT) {
+                Tensor t = inputs.get(n.attrs().getString("name", n.name()));
+                if (t == null || t.numel() != n.type().shape().numel()) {
+                    throw new LanternException("compiled: input \"" + n.attrs().getString("name", n.name()) + "\" must be " + n.type() + ", given " + t);
+                }
+                env.put(n.name(), View.of(t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype())).reshape(n.type().shape()));
+            } else if (!n.op().isSource() && dev.lantern.kernel.KernelLowering.isFree(n, graph)) {
+                env.put(n.name(), view(n, env.get(n.input(0))));
+            } else if (!n.op().isSource()) {
+                env.put(n.name(), arenaView(n.name(), n.type()));
+            }
+        }
+        List<Kernel> kernels = model.kernels();
+        for (int i = 0; i < kernels.size(); i++) {
+            Kernel k = kernels.get(i);
+            List<View> in = new ArrayList<>(k.inputs().size());
+            for (Operand o : k.inputs()) {
+                in.add(env.get(o.value()));
+            }
+            List<View> ws = new ArrayList<>(k.workspace().size());
+            for (Operand w : k.workspace()) {
+                ws.add(arenaView(w.value(), TensorType.of(w.dtype(), w.shape())));
+            }
+            try {
+                bound.get(i).run(in, env.get(k.output().value()), ws);
+            } catch (RuntimeException e) {
+                throw e instanceof LanternException ? e : new LanternException("compiled: kernel " + k.name() + " (" + k.node() + "): " + e, e);
+            }
+        }
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        for (String o : graph.outputs()) {
+            View v = env.get(o);
+            Tensor t = Tensor.allocate(v.dtype(), v.shape());
+            Elementwise.copy(v, View.of(t));
+            out.put(o, t);
+        }
+        return out;
+    }
+
+    /** A free view over its base: reshape of a contiguous value, or a permute with the strides its type declares. */
+    private static View view(Node n, View base) {
+        TensorType t = n.type();
+        if (n.op() == Op.RESHAPE) {
+            return base.reshape(t.shape());
+        }
+        int[] perm = n.op() == Op.PERMUTE ? n.attrs().getInts("perm")
+                : transposePerm(t.shape().rank(), n.attrs().getInt("dim0", 0), n.attrs().getInt("dim1", 0));
+        return base.permute(perm);
+    }
+
+    private static int[] transposePerm(int rank, int d0, int d1) {
+        int[] p = new int[rank];
+        for (int i = 0; i < rank; i++) {
+            p[i] = i;
+        }
+        int a = d0 < 0 ? d0 + rank : d0;
+        int b = d1 < 0 ? d1 + rank : d1;
+        p[a] = b;
+        p[b] = a;
+        return p;
+    }
+
+    private View arenaView(String value, TensorType t) {
+        Long byteOffset = offsets.get(value);
+        if (byteOffset == null) {
+            throw new IllegalStateException("the memory plan has no buffer for %" + value);
+        }
+        // buffers are 64-byte aligned, so the byte offset is a whole number of elements
+        return View.of(memory, t.dtype(), byteOffset / t.dtype().bytes(), t.shape());
+    }
+
+    /** Fills the whole arena with NaN, so that a value no kernel wrote shows in the outputs (for tests). */
+    public void poisonArena() {
+        memory.fill((byte) 0xFF); // 0xFFFFFFFF is a NaN in f32, 0xFFFF in bf16 and f16
+    }
+
+    public CompiledModel model() {
+        return model;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,67 @@
+package dev.lantern.engine;
+
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.IrPrinter;
+import dev.lantern.kernel.Kernel;
+import dev.lantern.kernel.Operand;
+import dev.lantern.kernel.Target;
+import dev.lantern.passes.Autocast;
+import dev.lantern.passes.FuseAttention;
+import dev.lantern.passes.FusionCoverage;
+import dev.lantern.passes.Partition;
+import dev.lantern.passes.Pass;
+import dev.lantern.plan.MemoryPlan;
+import dev.lantern.plan.MemoryPlanner;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Graph -> {@link CompiledModel}: runs {@link Pipeline#standard}, keeping the graph as it was just
+ * before fusion (the op-by-op form that an eager run executes and that fusion coverage counts),
+ * then partitions the result into kernels and plans the arena.
+ */
+public final class Compiler {
+    private Compiler() {}
+
+    public static CompiledModel compile(Graph g, CompileOptions options) {
+        Target target = Target.cpu();
+        List<String> dumps = new ArrayList<>();
+        Graph[] unfused = {null};
+        Graph cur = g;
+        Pipeline pipeline = Pipeline.standard(options);
+        for (Pass p : pipeline.passes()) {
+            if (p instanceof FuseAttention) {
+                unfused[0] = cur;
+            }
+            cur = Pipeline.of(List.of(p), options.verifyEach()).run(cur);
+            if (options.dumpAfterEach()) {
+                dumps.add(Pipeline.dumpHeader(p) + IrPrinter.print(cur) + p.dump(cur));
+            }
+        }
+        Graph before = unfused[0] == null ? g : unfused[0];
+        if (options.amp() != CompileOptions.Amp.NONE) {
+            before = new Autocast(options.amp().dtype()).run(before);
+        }
+        Partition partition = new Partition(target);
+        List<Kernel> kernels = partition.kernels(cur);
+        MemoryPlan plan = MemoryPlanner.plan(cur, kernels);
+        long saved = traffic(partition.kernels(before)) - traffic(kernels);
+        return new CompiledModel(g, cur, kernels, plan, FusionCoverage.of(before, cur), saved, options, dumps);
+    }
+
+    /** Σ over kernels of the bytes each reads and writes once: a first-order memory-traffic estimate. */
+    static long traffic(List<Kernel> kernels) {
+        long t = 0;
+        for (Kernel k : kernels) {
+            for (Operand o : k.inputs()) {
+                t += o.bytes();
+            }
+            t += k.output().bytes();
+            for (Operand w : k.workspace()) {
+                t += 2 * w.bytes();
+            }
+        }
+        return t;
+    }
+}

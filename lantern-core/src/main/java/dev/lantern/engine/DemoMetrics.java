@@ -1,0 +1,124 @@
+package dev.lantern.engine;
+
+import dev.lantern.cpu.EagerExecutor;
+import dev.lantern.frontend.Model;
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
+import dev.lantern.reference.RefTensor;
+import dev.lantern.reference.ReferenceInterpreter;
+import dev.lantern.tensor.Philox;
+import dev.lantern.tensor.Tensor;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The figures {@code ./lantern demo} reports for the compiler: compile a model, run it eager (op
+ * by op, each op allocating its output) and compiled (fused kernels out of one arena) on the CPU
+ * in the same process, time both (median of {@code runs} forwards after {@code warmup}), and
+ * compare the compiled output with the float64 reference.
+ *
+ * @param relErr          ‖compiled − reference‖₂ / ‖reference‖₂ (the reference runs the source graph)
+ * @param relErrVsEager   ‖compiled − eager f32‖₂ / ‖eager f32‖₂ (the AMP figure of issue 3)
+ */
+public record DemoMetrics(int kernels, double fusionCoverage, double eagerMs, double compiledMs, double speedup,
+                          long plannedPeakBytes, long lowerBoundBytes, long naiveBytes, double relErr,
+                          double relErrVsEager, String cacheKey) {
+
+    /** Compile, run and measure {@code model} with weights and input drawn from {@code seed}. */
+    public static DemoMetrics measure(Model model, long seed, CompileOptions options, int warmup, int runs) {
+        Graph g = model.graph();
+        CompiledModel compiled = Compiler.compile(g, options);
+        Map<String, Tensor> params = model.parameters(seed);
+        Map<String, Tensor> inputs = inputs(g, seed);
+        Map<String, Tensor> all = new HashMap<>(params);
+        all.putAll(inputs);
+
+        EagerExecutor eager = new EagerExecutor();
+        try (CompiledCpuExecutor exec = new CompiledCpuExecutor(compiled).bind(params)) {
+            String out = g.outputs().getFirst();
+            Tensor[] eagerOut = new Tensor[1];
+            Tensor[] compiledOut = new Tensor[1];
+            // interleave warm-up and timing so both paths see the same machine state
+            for (int i = 0; i < warmup; i++) {
+                eagerOut[0] = eager.run(g, all).get(out);
+                compiledOut[0] = exec.run(inputs).get(out);
+            }
+            double[] te = new double[runs];
+            double[] tc = new double[runs];
+            for (int i = 0; i < runs; i++) {
+                long t0 = System.nanoTime();
+                eagerOut[0] = eager.run(g, all).get(out);
+                long t1 = System.nanoTime();
+                compiledOut[0] = exec.run(inputs).get(out);
+                long t2 = System.nanoTime();
+                te[i] = (t1 - t0) / 1e6;
+                tc[i] = (t2 - t1) / 1e6;
+            }
+            RefTensor ref = ReferenceInterpreter.run(g, all).get(out);
+            double eMs = median(te);
+            double cMs = median(tc);
+            return new DemoMetrics(compiled.kernels().size(), compiled.fusionCoverage(), eMs, cMs, eMs / cMs,
+                    compiled.plan().arenaBytes(), compiled.plan().lowerBound(), compiled.plan().naiveBytes(),
+                    relErr(compiledOut[0].toDoubles(), ref.data()), relErr(compiledOut[0].toDoubles(), eagerOut[0].toDoubles()),
+                    compiled.cacheKey());
+        }
+    }
+
+    /** Every graph input drawn from N(0, 1) by Philox under {@code seed}, keyed by name. */
+    public static Map<String, Tensor> inputs(Graph g, long seed) {
+        Map<String, Tensor> m = new LinkedHashMap<>();
+        for (Node n : g.nodes()) {
+            if (n.op() == Op.INPUT) {
+                String name = n.attrs().getString("name", n.name());
+                Tensor t = Tensor.allocate(n.type());
+                long key = Philox.key(seed, "input:" + name);
+                for (long i = 0; i < t.numel(); i++) {
+                    t.set(i, Philox.normal(key, i));
+                }
+                m.put(name, t);
+            }
+        }
+        return m;
+    }
+
+    /** ‖a − b‖₂ / ‖b‖₂. */
+    public static double relErr(double[] a, double[] b) {
+        double num = 0;
+        double den = 0;
+        for (int i = 0; i < a.length; i++) {
+            double d = a[i] - b[i];
+            num += d * d;
+            den += b[i] * b[i];
+        }
+        return Math.sqrt(num / Math.max(den, Double.MIN_NORMAL));
+    }
+
+    static double median(double[] xs) {
+        double[] s = xs.clone();
+        Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    }
+
+    /** {@code java dev.lantern.engine.DemoMetrics [config] [amp] [runs]}: prints the figures for one block. */
+    public static void main(String[] args) {
+        String cfg = args.length > 0 ? args[0] : "cpu-small";
+        CompileOptions o = CompileOptions.defaults().withAmp(CompileOptions.Amp.parse(args.length > 1 ? args[1] : "none"));
+        int runs = args.length > 2 ? Integer.parseInt(args[2]) : 15;
+        Model m = dev.lantern.frontend.nn.TransformerBlock.build(dev.lantern.frontend.nn.BlockConfig.named(cfg), dev.lantern.ir.DType.F32);
+        DemoMetrics d = measure(m, 42, o, 5, runs);
+        System.out.println("{\"config\": \"" + cfg + "\", \"amp\": \"" + o.amp() + "\", " + d.jsonFields()
+                + String.format(java.util.Locale.ROOT, ", \"rel_err_vs_eager\": %.3e}", d.relErrVsEager()));
+    }
+
+    /** The JSON fields that {@code ./lantern demo --json} adds (no braces: the caller merges them). */
+    public String jsonFields() {
+        return String.format(java.util.Locale.ROOT,
+                "\"kernels\": %d, \"fusion_coverage\": %.4f, \"eager_ms\": %.3f, \"compiled_ms\": %.3f, \"speedup\": %.3f, "
+                        + "\"planned_peak_bytes\": %d, \"lower_bound_bytes\": %d, \"naive_bytes\": %d, \"compiled_rel_err\": %.3e",
+                kernels, fusionCoverage, eagerMs, compiledMs, speedup, plannedPeakBytes, lowerBoundBytes, naiveBytes, relErr);
+    }
+}

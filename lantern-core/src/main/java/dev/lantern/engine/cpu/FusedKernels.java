@@ -1,0 +1,132 @@
+package dev.lantern.engine.cpu;
+
+import dev.lantern.cpu.Attention;
+import dev.lantern.cpu.BinaryFn;
+import dev.lantern.cpu.Elementwise;
+import dev.lantern.cpu.ElementwiseProgram;
+import dev.lantern.cpu.Gemm;
+import dev.lantern.cpu.GemmEpilogue;
+import dev.lantern.cpu.Norm;
+import dev.lantern.cpu.OpKernels;
+import dev.lantern.cpu.Rope;
+import dev.lantern.cpu.UnaryFn;
+import dev.lantern.cpu.View;
+import dev.lantern.ir.Attrs;
+import dev.lantern.ir.ElementwiseExpr;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
+import dev.lantern.kernel.Kernel;
+
+import java.util.List;
+
+/**
+ * Runs one {@link Kernel} on the CPU backend's kernels (package {@code dev.lantern.cpu}): the
+ * fusion-made ops here, every primitive op through {@link OpKernels}. {@link #prepare} does all
+ * per-kernel decisions once (the epilogue, the elementwise program) and returns what runs per
+ * forward, so a forward is a loop over ready closures.
+ *
+ * <p>Two pieces the backend lacks are composed here: a gemm with two residuals (the backend's
+ * epilogue takes one; the second is added in place right after, while C is still in cache), and
+ * attention with rope (q and k are rotated into the kernel's planned scratch, then attention reads
+ * them). Both are one kernel in the schedule and in the plan.
+ */
+public final class FusedKernels {
+    private FusedKernels() {}
+
+    /** One kernel bound to its operands: inputs, output and scratch as views. */
+    @FunctionalInterface
+    public interface Bound {
+        void run(List<View> in, View out, List<View> scratch);
+    }
+
+    public static Bound prepare(Kernel k) {
+        Node n = k.node();
+        Attrs a = n.op().withDefaults(n.attrs());
+        return switch (n.op()) {
+            case GEMM -> gemm(a);
+            case ATTENTION -> attention(a);
+            case FUSED_NORM -> norm(a);
+            case ELEMENTWISE_FUSED -> {
+                ElementwiseProgram p = ExprProgram.compile(ElementwiseExpr.parse(a.getString("expr", "")));
+                yield (in, out, ws) -> p.run(in, List.of(out));
+            }
+            default -> (in, out, ws) -> OpKernels.run(n, in, out);
+        };
+    }
+
+    private static Bound gemm(Attrs a) {
+        boolean bias = a.getBool("bias", false);
+        boolean ta = a.getBool("transpose_a", false);
+        boolean tb = a.getBool("transpose_b", false);
+        UnaryFn act = switch (a.getString("act", "none")) {
+            case "gelu_tanh" -> UnaryFn.GELU_TANH;
+            case "gelu_erf" -> UnaryFn.GELU_ERF;
+            case "relu" -> UnaryFn.RELU;
+            case "silu" -> UnaryFn.SILU;
+            default -> UnaryFn.IDENTITY;
+        };
+        return (in, out, ws) -> {
+            int next = 2;
+            GemmEpilogue ep = GemmEpilogue.NONE.withAct(act);
+            if (bias) {
+                ep = ep.withBias(in.get(next++));
+            }
+            if (next < in.size()) {
+                ep = ep.withResidual(in.get(next++));
+            }
+            Gemm.matmul(in.get(0), in.get(1), out, ta, tb, ep);
+            for (; next < in.size(); next++) {
+                Elementwise.binary(BinaryFn.ADD, out, in.get(next), out);
+            }
+        };
+    }
+
+    private static Bound attention(Attrs a) {
+        boolean rope = a.getBool("rope", false);
+        double base = a.getDouble("rope_base", 10000);
+        float scale = (float) a.getDouble("scale", 1);
+        boolean causal = a.getBool("causal", false);
+        int[] perm = a.getInts("out_perm");
+        int[] inverse = perm == null ? null : inverse(perm);
+        return (in, out, ws) -> {
+            View q = in.get(0);
+            View k = in.get(1);
+            if (rope) {
+                Rope.run(q, ws.get(0), base, 0);
+                Rope.run(k, ws.get(1), base, 0);
+                q = ws.get(0);
+                k = ws.get(1);
+            }
+            // out holds (b, s, h, e) when out_perm=[0,2,1,3]: attention writes its (b, h, s, e) view of it
+            Attention.run(q, k, in.get(2), inverse == null ? out : out.permute(inverse), scale, causal);
+        };
+    }
+
+    private static Bound norm(Attrs a) {
+        boolean rms = a.getString("kind", "rms").equals("rms");
+        boolean res = a.getBool("residual", false);
+        float eps = (float) a.getDouble("eps", 1e-6);
+        return (in, out, ws) -> {
+            View residual = res ? in.get(1) : null;
+            int w = res ? 2 : 1;
+            if (rms) {
+                Norm.rmsNorm(in.get(0), residual, in.get(w), eps, out, null);
+            } else {
+                Norm.layerNorm(in.get(0), residual, in.get(w), in.get(w + 1), eps, out, null);
+            }
+        };
+    }
+
+    static int[] inverse(int[] perm) {
+        int[] inv = new int[perm.length];
+        for (int i = 0; i < perm.length; i++) {
+            inv[perm[i]] = i;
+        }
+        return inv;
+    }
+
+    /** Whether {@code op} has a CPU kernel here (the fused ones) or in the backend's table. */
+    public static boolean supports(Op op) {
+        return !op.isSource();
+    }
+}

@@ -1,0 +1,237 @@
+package dev.lantern.kernel;
+
+import dev.lantern.ir.ElementwiseExpr;
+import dev.lantern.ir.Graph;
+
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
+import dev.lantern.ir.Shape;
+import dev.lantern.ir.TensorType;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Describes the kernel that computes one (fused) IR node: kind, loop nest, tile, operands with
+ * their layouts, the primitive ops it covers, and its cache key. One small describer per op
+ * family, in a table keyed by op; an op with no entry has no kernel (the partition pass reports
+ * it with the node). Free views (a reshape of a contiguous value, a permute whose type carries
+ * strides) and constants have no kernel: readers see them through strides.
+ */
+public final class KernelLowering {
+    private KernelLowering() {}
+
+    /** What a describer decides; the lowering adds the index, name, operands and key. */
+    record Described(KernelKind kind, List<String> fusedOps, IterationSpace space, Tile tile,
+                  List<String> roles, List<Operand> workspace, Map<String, String> spec) {}
+
+    @FunctionalInterface
+    interface Describer {
+        Described describe(Node n, Graph g);
+    }
+
+    private static final Map<Op, Describer> TABLE = new EnumMap<>(Op.class);
+
+    static {
+        TABLE.put(Op.MATMUL, KernelLowering::gemm);
+        TABLE.put(Op.GEMM, KernelLowering::gemm);
+        TABLE.put(Op.ATTENTION, KernelLowering::attention);
+        TABLE.put(Op.RMS_NORM, KernelLowering::norm);
+        TABLE.put(Op.LAYER_NORM, KernelLowering::norm);
+        TABLE.put(Op.FUSED_NORM, KernelLowering::norm);
+        TABLE.put(Op.SOFTMAX, KernelLowering::rowwise);
+        TABLE.put(Op.ROPE, KernelLowering::rowwise);
+        TABLE.put(Op.PERMUTE, KernelLowering::copy);
+        TABLE.put(Op.TRANSPOSE, KernelLowering::copy);
+        TABLE.put(Op.RESHAPE, KernelLowering::copy);
+        TABLE.put(Op.SLICE, KernelLowering::copy);
+        TABLE.put(Op.CONCAT, KernelLowering::copy);
+        for (Op op : Op.values()) {
+            if (op.isElementwise()) {
+                TABLE.put(op, KernelLowering::elementwise);
+            }
+        }
+    }
+
+    /** Whether {@code n} needs no kernel: a source, a constant, or a view readers take through strides. */
+    public static boolean isFree(Node n, Graph g) {
+        if (n.op().isSource()) {
+            return true;
+        }
+        return switch (n.op()) {
+            case RESHAPE -> g.type(n.input(0)).layout().isContiguous();
+            case PERMUTE, TRANSPOSE -> !n.type().layout().isContiguous();
+            default -> false;
+        };
+    }
+
+    /** Whether some kernel computes {@code op}. */
+    public static boolean supports(Op op) {
+        return TABLE.containsKey(op);
+    }
+
+    /** The kernel for {@code n}, number {@code index} of the schedule. */
+    public static Kernel lower(Node n, Graph g, int index, Target target) {
+        Describer d = TABLE.get(n.op());
+        if (d == null) {
+            throw new IllegalArgumentException("no kernel for " + n.op());
+        }
+        Described s = d.describe(n, g);
+        List<Operand> ins = new ArrayList<>();
+        for (int i = 0; i < n.inputs().size(); i++) {
+            String role = i < s.roles().size() ? s.roles().get(i) : "in" + i;
+            ins.add(Operand.of(n.input(i), role, g.type(n.input(i))));
+        }
+        Operand out = Operand.of(n.name(), "out", n.type().contiguous());
+        String name = "k" + index + "_" + String.join("_", s.fusedOps().stream().distinct().limit(4).toList());
+        return new Kernel(index, name, s.kind(), n, s.fusedOps(), s.space(), s.tile(), target.vectorLanes(),
+                ins, out, s.workspace(), key(n, s, ins, out, target));
+    }
+
+    private static KernelKey key(Node n, Described s, List<Operand> ins, Operand out, Target target) {
+        List<String> dtypes = new ArrayList<>();
+        List<String> layouts = new ArrayList<>();
+        for (Operand o : ins) {
+            dtypes.add(o.dtype().text());
+            layouts.add(o.contiguous() ? "contiguous" : o.layoutText());
+        }
+        dtypes.add(out.dtype().text());
+        layouts.add("contiguous");
+        // The source is the op with its operands named by role: the same fused computation on the same
+        // types hashes the same whatever the SSA names were.
+        List<String> roleNames = ins.stream().map(Operand::role).toList();
+        String source = s.kind() + ":" + new Node("out", n.op(), roleNames, n.attrs(), n.type());
+        TreeMap<String, String> spec = new TreeMap<>(s.spec());
+        return new KernelKey(target.arch(), dtypes, layouts, s.tile(), spec,
+                dev.lantern.ir.GraphHash.sha256(source), target.compilers());
+    }
+
+    private static Described gemm(Node n, Graph g) {
+        TensorType a = g.type(n.input(0));
+        Shape out = n.type().shape();
+        boolean ta = n.attrs().getBool("transpose_a", false);
+        int m = out.dim(-2);
+        int nn = out.dim(-1);
+        int k = ta ? a.shape().dim(-2) : a.shape().dim(-1);
+        long batch = out.numel() / ((long) m * nn);
+        boolean bias = n.attrs().getBool("bias", false);
+        String act = n.attrs().getString("act", "none");
+        int residuals = n.inputs().size() - 2 - (bias ? 1 : 0);
+        List<String> ops = new ArrayList<>(List.of("matmul"));
+        List<String> roles = new ArrayList<>(List.of("a", "b"));
+        if (bias) {
+            ops.add("add");
+            roles.add("bias");
+        }
+        if (!act.equals("none")) {
+            ops.add(act.startsWith("gelu") ? "gelu" : act);
+        }
+        for (int r = 0; r < residuals; r++) {
+            ops.add("add");
+            roles.add("residual" + r);
+        }
+        if (n.attrs().has("out")) {
+            ops.add("cast");
+        }
+        Map<String, String> spec = Map.of("M", "" + m, "N", "" + nn, "K", "" + k, "batch", "" + batch,
+                "act", act, "bias", "" + bias, "residuals", "" + residuals,
+                "transpose_a", "" + ta, "transpose_b", "" + n.attrs().getBool("transpose_b", false));
+        return new Described(KernelKind.GEMM, ops,
+                new IterationSpace(List.of(new IterationSpace.Axis("batch", batch), new IterationSpace.Axis("m", m), new IterationSpace.Axis("n", nn)),
+                        List.of(new IterationSpace.Axis("k", k))),
+                Tile.of("mc", 120, "nc", 256, "kc", 256, "mr", 6, "nr", 16), roles, List.of(), spec);
+    }
+
+    private static Described attention(Node n, Graph g) {
+        Shape q = g.type(n.input(0)).shape();
+        Shape k = g.type(n.input(1)).shape();
+        boolean rope = n.attrs().getBool("rope", false);
+        List<String> ops = new ArrayList<>();
+        List<Operand> ws = new ArrayList<>();
+        if (rope) {
+            ops.addAll(List.of("rope", "rope"));
+            ws.add(new Operand(n.name() + ".q_rope", "q_rope", dev.lantern.ir.DType.F32, q, q.contiguousStrides()));
+            ws.add(new Operand(n.name() + ".k_rope", "k_rope", dev.lantern.ir.DType.F32, k, k.contiguousStrides()));
+        }
+        ops.addAll(List.of("matmul", "softmax", "matmul"));
+        if (n.attrs().has("out_perm")) {
+            ops.add("permute");
+        }
+        Map<String, String> spec = Map.of("B", "" + q.dim(0), "H", "" + q.dim(1), "S", "" + q.dim(2), "T", "" + k.dim(2),
+                "D", "" + q.dim(3), "causal", "" + n.attrs().getBool("causal", false),
+                "scale", "" + n.attrs().getDouble("scale", 1.0), "rope", "" + rope,
+                "out_perm", n.attrs().has("out_perm") ? java.util.Arrays.toString(n.attrs().getInts("out_perm")) : "none");
+        return new Described(KernelKind.ATTENTION, ops,
+                new IterationSpace(List.of(new IterationSpace.Axis("b", q.dim(0)), new IterationSpace.Axis("h", q.dim(1)), new IterationSpace.Axis("s", q.dim(2))),
+                        List.of(new IterationSpace.Axis("t", k.dim(2)), new IterationSpace.Axis("d", q.dim(3)))),
+                Tile.of("q_block", 32, "kv_block", 64), List.of("q", "k", "v"), ws, spec);
+    }
+
+    private static Described norm(Node n, Graph g) {
+        Shape x = g.type(n.input(0)).shape();
+        String kind = n.op() == Op.FUSED_NORM ? n.attrs().getString("kind", "rms") : n.op() == Op.RMS_NORM ? "rms" : "layer";
+        boolean res = n.attrs().getBool("residual", false);
+        List<String> ops = new ArrayList<>();
+        List<String> roles = new ArrayList<>(List.of("x"));
+        if (res) {
+            ops.add("add");
+            roles.add("residual");
+        }
+        ops.add(kind + "_norm");
+        roles.add("weight");
+        roles.add("bias");
+        if (n.attrs().has("out")) {
+            ops.add("cast");
+        }
+        Map<String, String> spec = Map.of("rows", "" + x.rows(), "D", "" + x.last(), "kind", kind, "residual", "" + res,
+                "eps", "" + n.attrs().getDouble("eps", 0));
+        return new Described(KernelKind.ROWWISE, ops, rows(x), Tile.of("rows", 1, "cols", x.last()), roles, List.of(), spec);
+    }
+
+    private static Described rowwise(Node n, Graph g) {
+        Shape x = g.type(n.input(0)).shape();
+        TreeMap<String, String> spec = new TreeMap<>();
+        n.op().withDefaults(n.attrs()).values().forEach((k, v) -> spec.put(k, String.valueOf(v)));
+        spec.put("rows", "" + x.rows());
+        spec.put("D", "" + x.last());
+        return new Described(KernelKind.ROWWISE, List.of(n.op().text()), rows(x), Tile.of("rows", 1, "cols", x.last()), List.of("x"), List.of(), spec);
+    }
+
+    private static IterationSpace rows(Shape x) {
+        return new IterationSpace(List.of(new IterationSpace.Axis("row", x.rows())), List.of(new IterationSpace.Axis("d", x.last())));
+    }
+
+    private static Described elementwise(Node n, Graph g) {
+        List<String> ops = new ArrayList<>();
+        if (n.op() == Op.ELEMENTWISE_FUSED) {
+            calls(ElementwiseExpr.parse(n.attrs().getString("expr", "")), ops);
+        } else {
+            ops.add(n.op().text());
+        }
+        long numel = n.type().shape().numel();
+        Map<String, String> spec = Map.of("numel", "" + numel, "shape", n.type().shape().toString(),
+                "expr", n.op() == Op.ELEMENTWISE_FUSED ? n.attrs().getString("expr", "") : n.op().text());
+        return new Described(KernelKind.ELEMENTWISE, ops,
+                new IterationSpace(List.of(new IterationSpace.Axis("i", numel)), List.of()),
+                Tile.of("chunk", 1024), List.of(), List.of(), spec);
+    }
+
+    private static void calls(ElementwiseExpr e, List<String> out) {
+        if (e instanceof ElementwiseExpr.Call c) {
+            c.args().forEach(a -> calls(a, out));
+            out.add(c.fn().startsWith("gelu") ? "gelu" : c.fn().startsWith("cast") ? "cast" : c.fn());
+        }
+    }
+
+    private static Described copy(Node n, Graph g) {
+        long numel = n.type().shape().numel();
+        Map<String, String> spec = Map.of("numel", "" + numel, "attrs", n.attrs().toString());
+        return new Described(KernelKind.COPY, List.of(n.op().text()),
+                new IterationSpace(List.of(new IterationSpace.Axis("i", numel)), List.of()),
+                Tile.of("chunk", 1024), List.of(), List.of(), spec);
+    }
+
+}

@@ -1,0 +1,35 @@
+package dev.lantern.passes;
+
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.Verifier;
+
+import java.util.List;
+
+/**
+ * fuse: the fusion passes that follow autocast, in order: GEMM epilogues first (they take the
+ * bias, activation, output cast and residual adds next to a matmul), then norms (residual
+ * prologues, output casts, softmax scales), then what elementwise chains remain. Attention is
+ * fused earlier, before autocast ({@link FuseAttention}). Each sub-pass also runs alone by name.
+ */
+public final class Fuse implements Pass {
+    static final List<Pass> STEPS = List.of(new FuseGemmEpilogue(), new FuseNorm(), new FuseElementwise());
+
+    @Override
+    public String name() {
+        return "fuse";
+    }
+
+    @Override
+    public String summary() {
+        return "fuse-gemm, then fuse-norm, then fuse-elementwise";
+    }
+
+    @Override
+    public Graph run(Graph g) {
+        Verifier.verify(g, name());
+        for (Pass p : STEPS) {
+            g = p.run(g);
+        }
+        return g;
+    }
+}

@@ -1,0 +1,89 @@
+package dev.lantern.passes;
+
+import dev.lantern.ir.Attrs;
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
+import dev.lantern.ir.Verifier;
+import dev.lantern.passes.Rule.Rewrite;
+
+import java.util.List;
+
+/**
+ * fuse-attention: recognise scaled dot-product attention and make it one op, so the (b, h, s, t)
+ * score matrix is never written. Algorithm (rules to a fixed point):
+ * <pre>
+ *   matmul(softmax(matmul(q, k) {transpose_b}) {causal, scale}, v)  ->  attention(q, k, v) {causal, scale}
+ *   attention(rope(q), rope(k), v)                                  ->  attention(q, k, v) {rope=true, rope_base}
+ *   permute(attention(q, k, v)) {perm}                              ->  attention(q, k, v) {out_perm=perm}
+ * </pre>
+ * Each absorbed value must have no other reader (it is not materialised any more). Bytes saved per
+ * match: the scores and probabilities, 2 · b·h·s·t · dtype bytes written and read, which is always
+ * positive, so there is no cost test. Runs before autocast so that the whole attention, and not its
+ * pieces, is what autocast puts in bf16.
+ */
+public final class FuseAttention implements Pass {
+    static final List<Rule> RULES = List.of(
+            Rule.of("attention", (n, cx) -> {
+                if (n.op() != Op.MATMUL || hasTranspose(n)) {
+                    return null;
+                }
+                Node p = cx.in(n, 0, Op.SOFTMAX);
+                if (p == null || !cx.onlyUsedBy(p.name(), n)) {
+                    return null;
+                }
+                Node s = cx.in(p, 0, Op.MATMUL);
+                if (s == null || !cx.onlyUsedBy(s.name(), p) || !s.attrs().getBool("transpose_b", false) || s.attrs().getBool("transpose_a", false)) {
+                    return null;
+                }
+                List<String> qkv = List.of(s.input(0), s.input(1), n.input(1));
+                if (qkv.stream().anyMatch(v -> cx.producer(v).type().shape().rank() != 4)
+                        || !cx.producer(qkv.get(0)).type().shape().equals(cx.producer(qkv.get(1)).type().shape().withDim(2, cx.producer(qkv.get(0)).type().shape().dim(2)))) {
+                    return null;
+                }
+                Attrs a = Attrs.of("causal", p.attrs().getBool("causal", false), "scale", p.attrs().getDouble("scale", 1.0));
+                return Rewrite.to(Build.named(cx, n.name(), Op.ATTENTION, a, qkv));
+            }),
+            Rule.of("rope-into-attention", (n, cx) -> {
+                if (n.op() != Op.ATTENTION || n.attrs().getBool("rope", false)) {
+                    return null;
+                }
+                Node rq = cx.in(n, 0, Op.ROPE);
+                Node rk = cx.in(n, 1, Op.ROPE);
+                if (rq == null || rk == null || !cx.onlyUsedBy(rq.name(), n) || !cx.onlyUsedBy(rk.name(), n)
+                        || rq.attrs().getInt("offset", 0) != 0 || rk.attrs().getInt("offset", 0) != 0
+                        || rq.attrs().getDouble("base", 1e4) != rk.attrs().getDouble("base", 1e4)) {
+                    return null;
+                }
+                Attrs a = n.attrs().with("rope", true).with("rope_base", rq.attrs().getDouble("base", 1e4));
+                return Rewrite.to(Build.named(cx, n.name(), Op.ATTENTION, a, List.of(rq.input(0), rk.input(0), n.input(2))));
+            }),
+            Rule.of("permute-into-attention", (n, cx) -> {
+                Node att = n.op() == Op.PERMUTE ? cx.in(n, 0, Op.ATTENTION) : null;
+                if (att == null || att.attrs().has("out_perm") || !cx.onlyUsedBy(att.name(), n)) {
+                    return null;
+                }
+                Node fused = Build.named(cx, n.name(), Op.ATTENTION, att.attrs().with("out_perm", n.attrs().getInts("perm")), att.inputs());
+                return Rewrite.to(fused);
+            }));
+
+    @Override
+    public String name() {
+        return "fuse-attention";
+    }
+
+    @Override
+    public String summary() {
+        return "matmul(q,kᵀ) -> softmax(scale, causal) -> matmul(.,v) [+ rope on q,k, + output permute] into one attention op";
+    }
+
+    @Override
+    public Graph run(Graph g) {
+        Verifier.verify(g, name());
+        return RewriteEngine.run(name(), g, RULES);
+    }
+
+    private static boolean hasTranspose(Node n) {
+        return n.attrs().getBool("transpose_a", false) || n.attrs().getBool("transpose_b", false);
+    }
+}

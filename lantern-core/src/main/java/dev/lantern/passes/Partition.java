@@ -1,0 +1,66 @@
+package dev.lantern.passes;
+
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Verifier;
+import dev.lantern.kernel.Kernel;
+import dev.lantern.kernel.KernelDump;
+import dev.lantern.kernel.KernelLowering;
+import dev.lantern.kernel.Target;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * partition: one kernel per fused group. After fusion every group is one node, so the algorithm is
+ * a walk in graph order (which is a valid schedule): each node that is neither a source nor a free
+ * view becomes a {@link Kernel} described by {@link KernelLowering}. The graph is returned
+ * unchanged; a node that no kernel computes, or a kernel on a non-floating dtype, fails here with
+ * the node, before anything runs.
+ */
+public final class Partition implements Pass {
+    private final Target target;
+
+    public Partition(Target target) {
+        this.target = target;
+    }
+
+    @Override
+    public String name() {
+        return "partition";
+    }
+
+    @Override
+    public String summary() {
+        return "one kernel per fused group, in graph order, with loop nest, tiles, operands and cache key";
+    }
+
+    @Override
+    public Graph run(Graph g) {
+        kernels(g);
+        return g;
+    }
+
+    public List<Kernel> kernels(Graph g) {
+        Verifier.verify(g, name());
+        List<Kernel> out = new ArrayList<>();
+        for (Node n : g.nodes()) {
+            if (KernelLowering.isFree(n, g)) {
+                continue;
+            }
+            if (!KernelLowering.supports(n.op())) {
+                throw new PassException(name(), n, "no kernel computes " + n.op().text());
+            }
+            if (!n.type().dtype().isFloating() || g.inputTypes(n).stream().anyMatch(t -> !t.dtype().isFloating())) {
+                throw new PassException(name(), n, "kernels compute floating dtypes (f32, f16, bf16) only");
+            }
+            out.add(KernelLowering.lower(n, g, out.size(), target));
+        }
+        return out;
+    }
+
+    @Override
+    public String dump(Graph result) {
+        return KernelDump.print(kernels(result));
+    }
+}

@@ -1,0 +1,117 @@
+package dev.lantern.plan;
+
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.Node;
+import dev.lantern.kernel.Kernel;
+import dev.lantern.kernel.KernelLowering;
+import dev.lantern.kernel.Operand;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * plan-memory: lifetimes from the kernel order, offsets by interval packing.
+ * <ol>
+ * <li>Every kernel output and scratch tensor is a buffer; a free view is its base value's buffer,
+ *     so a read through a view extends the base's lifetime. Graph inputs, parameters and constants
+ *     live outside the arena. A graph output lives to the end.
+ * <li>Buffers are placed largest first (ties: earlier first, then by name: deterministic). Each
+ *     goes into the smallest gap between the already placed buffers whose lifetimes overlap its
+ *     own (best fit; ties to the lowest offset), or on top of them when no gap fits.
+ * <li>The planned peak is the arena's size; the lower bound is the largest sum of live buffer
+ *     sizes at any kernel; naive is the sum of all buffer sizes.
+ * </ol>
+ */
+public final class MemoryPlanner {
+    /** Every buffer starts on a cache line, which is also what Vector API loads like. */
+    public static final long ALIGN = 64;
+
+    private MemoryPlanner() {}
+
+    public static MemoryPlan plan(Graph g, List<Kernel> kernels) {
+        List<Buffer> buffers = lifetimes(g, kernels);
+        List<MemoryPlan.Placement> placed = new ArrayList<>();
+        List<Buffer> order = new ArrayList<>(buffers);
+        order.sort(Comparator.comparingLong(Buffer::bytes).reversed().thenComparingInt(Buffer::first).thenComparing(Buffer::value));
+        long arena = 0;
+        for (Buffer b : order) {
+            List<MemoryPlan.Placement> live = placed.stream().filter(p -> p.buffer().overlaps(b))
+                    .sorted(Comparator.comparingLong(MemoryPlan.Placement::offset)).toList();
+            long best = -1;
+            long bestGap = Long.MAX_VALUE;
+            long cursor = 0;
+            for (MemoryPlan.Placement p : live) {
+                long gap = p.offset() - cursor;
+                if (gap >= b.bytes() && gap < bestGap) {
+                    best = cursor;
+                    bestGap = gap;
+                }
+                cursor = Math.max(cursor, p.end());
+            }
+            long offset = best >= 0 ? best : cursor;
+            placed.add(new MemoryPlan.Placement(b, offset));
+            arena = Math.max(arena, offset + b.bytes());
+        }
+        placed.sort(Comparator.comparingLong(MemoryPlan.Placement::offset).thenComparing(p -> p.buffer().value()));
+        return new MemoryPlan(placed, arena, lowerBound(buffers, kernels.size()), buffers.stream().mapToLong(Buffer::bytes).sum(), kernels.size());
+    }
+
+    /** Buffers in kernel order with their [first, last] kernel indices. */
+    static List<Buffer> lifetimes(Graph g, List<Kernel> kernels) {
+        Map<String, int[]> life = new LinkedHashMap<>();
+        Map<String, Long> size = new LinkedHashMap<>();
+        for (Kernel k : kernels) {
+            for (Operand in : k.inputs()) {
+                int[] l = life.get(base(g, in.value()));
+                if (l != null) {
+                    l[1] = Math.max(l[1], k.index());
+                }
+            }
+            life.put(k.output().value(), new int[] {k.index(), k.index()});
+            size.put(k.output().value(), aligned(k.output().bytes()));
+            for (Operand w : k.workspace()) {
+                life.put(w.value(), new int[] {k.index(), k.index()});
+                size.put(w.value(), aligned(w.bytes()));
+            }
+        }
+        for (String out : g.outputs()) {
+            int[] l = life.get(base(g, out));
+            if (l != null) {
+                l[1] = Math.max(kernels.size() - 1, l[1]);
+            }
+        }
+        List<Buffer> r = new ArrayList<>();
+        life.forEach((v, l) -> r.add(new Buffer(v, size.get(v), l[0], l[1])));
+        return r;
+    }
+
+    /** The value whose storage {@code value} reads: itself, or the base of the free view chain it is. */
+    public static String base(Graph g, String value) {
+        Node n = g.node(value);
+        while (n != null && !n.op().isSource() && KernelLowering.isFree(n, g)) {
+            n = g.node(n.input(0));
+        }
+        return n == null ? value : n.name();
+    }
+
+    private static long lowerBound(List<Buffer> buffers, int steps) {
+        long best = 0;
+        for (int t = 0; t < steps; t++) {
+            long live = 0;
+            for (Buffer b : buffers) {
+                if (b.first() <= t && t <= b.last()) {
+                    live += b.bytes();
+                }
+            }
+            best = Math.max(best, live);
+        }
+        return best;
+    }
+
+    static long aligned(long bytes) {
+        return (Math.max(bytes, 1) + ALIGN - 1) / ALIGN * ALIGN;
+    }
+}

@@ -1,0 +1,143 @@
+package dev.lantern.runtime.soak;
+
+import dev.lantern.runtime.alloc.SegmentSource;
+import dev.lantern.runtime.alloc.SegmentSourceProvider;
+import dev.lantern.util.ProgressBar;
+import java.io.PrintStream;
+import java.util.ServiceLoader;
+
+/**
+ * {@code lantern soak}: runs the allocator soak and prints a table or one JSON object.
+ *
+ * <pre>
+ * lantern soak [--seconds N] [--max-ops N] [--device sim|cuda] [--seed S] [--streams N] [--json]
+ * </pre>
+ *
+ * Exit codes: 0 the gates pass (no leak, median alloc_frag_pct at most 15), 1 a gate fails,
+ * 2 bad arguments or no such device. A progress bar shows on a terminal only.
+ */
+public final class SoakCommand {
+    static final String USAGE = "usage: lantern soak [--seconds N] [--max-ops N] [--device sim|cuda] [--seed S]"
+            + " [--streams N] [--json]";
+
+    private SoakCommand() {
+    }
+
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        double seconds = 60;
+        long maxOps = 0;
+        long seed = 1;
+        int streams = 4;
+        String device = "sim";
+        boolean json = false;
+        boolean secondsGiven = false;
+        try {
+            for (int i = 0; i < args.length; i++) {
+                String a = args[i];
+                switch (a) {
+                    case "--json" -> json = true;
+                    case "--seconds" -> {
+                        seconds = Double.parseDouble(value(args, ++i, a));
+                        secondsGiven = true;
+                        if (!(seconds > 0) || Double.isInfinite(seconds)) {
+                            throw new IllegalArgumentException("--seconds must be > 0, got " + args[i]);
+                        }
+                    }
+                    case "--max-ops" -> {
+                        maxOps = Long.parseLong(value(args, ++i, a));
+                        if (maxOps <= 0) {
+                            throw new IllegalArgumentException("--max-ops must be > 0, got " + args[i]);
+                        }
+                    }
+                    case "--seed" -> seed = Long.parseLong(value(args, ++i, a));
+                    case "--streams" -> streams = Integer.parseInt(value(args, ++i, a));
+                    case "--device" -> {
+                        device = value(args, ++i, a);
+                        if (!device.equals("sim") && !device.equals("cuda")) {
+                            throw new IllegalArgumentException("--device must be sim or cuda, got " + device);
+                        }
+                    }
+                    case "-h", "--help" -> {
+                        out.println(USAGE);
+                        return 0;
+                    }
+                    default -> throw new IllegalArgumentException("unknown argument " + a);
+                }
+            }
+            if (maxOps > 0 && !secondsGiven) {
+                seconds = 0; // bounded by operations only: the deterministic form
+            }
+            SoakOptions options = new SoakOptions(seconds, maxOps, seed, streams, device, null, null,
+                    SoakOptions.DEFAULT_SIM_CAPACITY, 256, dev.lantern.runtime.alloc.AllocatorConfig.defaults());
+            return execute(options, json, out, err);
+        } catch (NumberFormatException e) {
+            err.println("lantern soak: not a number: " + e.getMessage() + "; " + USAGE);
+            return 2;
+        } catch (IllegalArgumentException e) {
+            err.println("lantern soak: " + e.getMessage() + "; " + USAGE);
+            return 2;
+        }
+    }
+
+    private static int execute(SoakOptions options, boolean json, PrintStream out, PrintStream err) {
+        SegmentSourceProvider provider = null;
+        if (!options.device().equals("sim")) {
+            provider = find(options.device());
+            if (provider == null) {
+                err.println("lantern soak: no CUDA device: no SegmentSourceProvider for \"" + options.device()
+                        + "\" on the class path (is lantern-cuda present?)");
+                return 2;
+            }
+            SegmentSource source;
+            try {
+                source = provider.open();
+            } catch (RuntimeException e) {
+                err.println("lantern soak: no CUDA device: " + firstLine(e.getMessage()));
+                return 2;
+            }
+            options = options.withSource(options.device(), source, provider.streamSync());
+        }
+        SoakReport report;
+        boolean byTime = options.seconds() > 0;
+        try (ProgressBar bar = ProgressBar.forTerminal("soak", byTime ? (long) Math.ceil(options.seconds())
+                : options.maxOps(), byTime ? "s" : "ops")) {
+            report = Soak.run(options, (ops, nanos) -> bar.update(byTime ? nanos / 1_000_000_000L : ops));
+            bar.update(byTime ? (long) Math.ceil(options.seconds()) : options.maxOps());
+        } finally {
+            if (options.source() instanceof AutoCloseable c) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    err.println("lantern soak: closing " + options.device() + ": " + firstLine(e.getMessage()));
+                }
+            }
+        }
+        out.print(json ? report.toJson() + System.lineSeparator() : report.toTable());
+        out.flush();
+        return report.passes() ? 0 : 1;
+    }
+
+    private static SegmentSourceProvider find(String device) {
+        for (SegmentSourceProvider p : ServiceLoader.load(SegmentSourceProvider.class)) {
+            if (p.device().equals(device)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    private static String value(String[] args, int i, String flag) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(flag + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "unknown error";
+        }
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+}
