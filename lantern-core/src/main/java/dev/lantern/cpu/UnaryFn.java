@@ -1,13 +1,13 @@
 package dev.lantern.cpu;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 
 import static dev.lantern.cpu.CpuConfig.F;
 
 /**
  * Elementwise unary functions, each with a vector form and the scalar form used for tails and
- * when vectorisation is off. Both compute in f32; exp and tanh use the Vector API's intrinsics.
+ * when vectorisation is off. Both compute in f32 with the same operations in the same order
+ * (exp and tanh from {@link VMath}), so results do not depend on the path or the JIT tier.
  *
  * <p>NOTE: each function has its own vector loop, chosen by one switch outside it. A shared loop
  * calling a per-function {@code apply(FloatVector)} sees many receivers (or one large switch), C2
@@ -45,10 +45,10 @@ public enum UnaryFn {
             case IDENTITY -> x;
             case NEG -> -x;
             case RELU -> x > 0 ? x : 0f;
-            case EXP -> (float) Math.exp(x);
-            case TANH -> (float) Math.tanh(x);
-            case SILU -> x / (1f + (float) Math.exp(-x));
-            case GELU_TANH -> x / (1f + (float) Math.exp(-2f * GELU_C * (x + 0.044715f * x * x * x)));
+            case EXP -> VMath.exp(x);
+            case TANH -> VMath.tanh(x);
+            case SILU -> x / (VMath.exp(-x) + 1f);
+            case GELU_TANH -> x / (VMath.exp((x * x * x * 0.044715f + x) * (-2f * GELU_C)) + 1f);
             case GELU_ERF -> 0.5f * x * (1f + erf(x * INV_SQRT2));
         };
     }
@@ -90,28 +90,28 @@ public enum UnaryFn {
     private static void exp(float[] src, float[] dst, int v) {
         for (int i = 0; i < v; i += F.length()) {
             FloatVector x = FloatVector.fromArray(F, src, i);
-            x.lanewise(VectorOperators.EXP).intoArray(dst, i);
+            VMath.exp(x).intoArray(dst, i);
         }
     }
 
     private static void tanh(float[] src, float[] dst, int v) {
         for (int i = 0; i < v; i += F.length()) {
             FloatVector x = FloatVector.fromArray(F, src, i);
-            x.lanewise(VectorOperators.TANH).intoArray(dst, i);
+            VMath.tanh(x).intoArray(dst, i);
         }
     }
 
     private static void silu(float[] src, float[] dst, int v) {
         for (int i = 0; i < v; i += F.length()) {
             FloatVector x = FloatVector.fromArray(F, src, i);
-            x.div(x.neg().lanewise(VectorOperators.EXP).add(1f)).intoArray(dst, i);
+            x.div(VMath.exp(x.neg()).add(1f)).intoArray(dst, i);
         }
     }
 
     private static void geluTanh(float[] src, float[] dst, int v) {
         for (int i = 0; i < v; i += F.length()) {
             FloatVector x = FloatVector.fromArray(F, src, i);
-            x.div(x.mul(x).mul(x).mul(0.044715f).add(x).mul(-2f * GELU_C).lanewise(VectorOperators.EXP).add(1f)).intoArray(dst, i);
+            x.div(VMath.exp(x.mul(x).mul(x).mul(0.044715f).add(x).mul(-2f * GELU_C)).add(1f)).intoArray(dst, i);
         }
     }
 
@@ -126,15 +126,15 @@ public enum UnaryFn {
         float ax = Math.abs(x);
         float t = 1f / (1f + P * ax);
         float poly = ((((A5 * t + A4) * t + A3) * t + A2) * t + A1) * t;
-        float y = 1f - poly * (float) Math.exp(-ax * ax);
-        return Math.copySign(y, x);
+        float y = 1f - poly * VMath.exp(-(ax * ax));
+        return x < 0 ? -y : y;
     }
 
     static FloatVector erf(FloatVector x) {
         FloatVector ax = x.abs();
         FloatVector t = FloatVector.broadcast(F, 1f).div(ax.mul(P).add(1f));
         FloatVector poly = t.mul(A5).add(A4).mul(t).add(A3).mul(t).add(A2).mul(t).add(A1).mul(t);
-        FloatVector e = ax.mul(ax).neg().lanewise(VectorOperators.EXP);
+        FloatVector e = VMath.exp(ax.mul(ax).neg());
         FloatVector y = poly.mul(e).neg().add(1f);
         // copy x's sign onto y: erf is odd
         return y.blend(y.neg(), x.lt(0f));
