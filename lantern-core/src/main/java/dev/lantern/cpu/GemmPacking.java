@@ -1,5 +1,11 @@
 package dev.lantern.cpu;
 
+import dev.lantern.ir.DType;
+import jdk.incubator.vector.FloatVector;
+
+import java.nio.ByteOrder;
+
+import static dev.lantern.cpu.CpuConfig.F;
 import static dev.lantern.cpu.GemmKernel.MR;
 import static dev.lantern.cpu.GemmKernel.NR;
 
@@ -40,7 +46,15 @@ final class GemmPacking {
     static void packB(Gemm.Matrix b, long bOff, int k0, int kc, int j0, int n, float[] bp, int bo, float[] col) {
         int nc = Math.min(NR, n - j0);
         long base = bOff + b.offset() + k0 * b.rowStride() + j0 * b.colStride();
-        if (Math.abs(b.colStride()) <= Math.abs(b.rowStride())) {
+        if (CpuConfig.VECTOR && nc == NR && b.colStride() == 1 && b.dtype() == DType.F32 && NR == 2 * F.length()) {
+            // the common case, a row-major f32 weight: two vector loads per k, no per-row copy call
+            long vb = F.length() * 4L;
+            for (int p = 0; p < kc; p++) {
+                long byteOff = (base + p * b.rowStride()) * 4;
+                FloatVector.fromMemorySegment(F, b.segment(), byteOff, ByteOrder.LITTLE_ENDIAN).intoArray(bp, bo + p * NR);
+                FloatVector.fromMemorySegment(F, b.segment(), byteOff + vb, ByteOrder.LITTLE_ENDIAN).intoArray(bp, bo + p * NR + F.length());
+            }
+        } else if (Math.abs(b.colStride()) <= Math.abs(b.rowStride())) {
             for (int p = 0; p < kc; p++) {
                 Convert.load(b.segment(), b.dtype(), base + p * b.rowStride(), b.colStride(), bp, bo + p * NR, nc);
                 for (int c = nc; c < NR; c++) {
