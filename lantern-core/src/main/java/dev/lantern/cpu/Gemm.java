@@ -3,6 +3,7 @@ package dev.lantern.cpu;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Shape;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -105,27 +106,29 @@ public final class Gemm {
 
     private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
 
-    /** Per-thread buffers: [0] the C tile (MC × NC), [1..3] rows of max(KC, NC). */
+    /** Per-thread buffers: [0] the C tile (MC × NC), [1..3] rows of max(KC, NC), [4] one packed panel. */
     private static float[][] scratch() {
         float[][] s = SCRATCH.get();
         if (s == null) {
             int rowLen = Math.max(KC, NC);
-            s = new float[][] {new float[MC * NC], new float[rowLen], new float[rowLen], new float[rowLen]};
+            s = new float[][] {new float[MC * NC], new float[rowLen], new float[rowLen], new float[rowLen], new float[KC * Math.max(MR, NR)]};
             SCRATCH.set(s);
         }
         return s;
     }
 
     /**
-     * The calling thread's packing arrays, grown on demand and kept (a GEMM of the benchmark's
-     * size packs 24 MB; reallocating that per call costs more than the packing itself).
+     * The calling thread's packing buffers, grown on demand and kept (a GEMM of the benchmark's
+     * size packs 24 MB; reallocating that per call costs more than the packing itself). Native,
+     * like every tensor, so that the micro-kernel only ever sees one kind of segment.
      */
-    private static final ThreadLocal<float[][]> PACKED = ThreadLocal.withInitial(() -> new float[2][0]);
+    private static final ThreadLocal<MemorySegment[]> PACKED = ThreadLocal.withInitial(
+            () -> new MemorySegment[] {MemorySegment.NULL, MemorySegment.NULL});
 
-    private static float[] packed(int which, long elems) {
-        float[][] p = PACKED.get();
-        if (p[which].length < elems) {
-            p[which] = new float[Math.toIntExact(elems)];
+    private static MemorySegment packed(int which, long elems) {
+        MemorySegment[] p = PACKED.get();
+        if (p[which].byteSize() < elems * 4) {
+            p[which] = Arena.ofAuto().allocate(Math.max(4, elems * 4), 64);
         }
         return p[which];
     }
@@ -145,8 +148,8 @@ public final class Gemm {
         long[] bDistinct = distinct(bOff, bIndex);
         long aSize = (long) mPad * k;
         long bSize = (long) nPad * k;
-        float[] ap = packed(0, aSize * aDistinct.length);
-        float[] bp = packed(1, bSize * bDistinct.length);
+        MemorySegment ap = packed(0, aSize * aDistinct.length);
+        MemorySegment bp = packed(1, bSize * bDistinct.length);
         int mPanels = mPad / MR;
         int nPanels = nPad / NR;
         int aGroups = (mPanels + 7) / 8;
@@ -154,6 +157,7 @@ public final class Gemm {
         int aTasks = aDistinct.length * kBlocks * aGroups;
         Parallel.forEach(aTasks + bDistinct.length * kBlocks * bGroups, task -> {
             float[] tmp = scratch()[1];
+            float[] panel = scratch()[4];
             boolean isA = task < aTasks;
             int t = isA ? task : task - aTasks;
             int groups = isA ? aGroups : bGroups;
@@ -163,14 +167,14 @@ public final class Gemm {
             int k0 = kb * KC;
             int kc = Math.min(KC, k - k0);
             if (isA) {
-                int base = Math.toIntExact(pi * aSize + (long) k0 * mPad);
+                long base = pi * aSize + (long) k0 * mPad;
                 for (int ip = g * 8; ip < Math.min(mPanels, g * 8 + 8); ip++) {
-                    GemmPacking.packA(a, aDistinct[pi], ip * MR, m, k0, kc, ap, base + ip * kc * MR, tmp);
+                    GemmPacking.packA(a, aDistinct[pi], ip * MR, m, k0, kc, ap, base + (long) ip * kc * MR, tmp, panel);
                 }
             } else {
-                int base = Math.toIntExact(pi * bSize + (long) k0 * nPad);
+                long base = pi * bSize + (long) k0 * nPad;
                 for (int jp = g * 8; jp < Math.min(nPanels, g * 8 + 8); jp++) {
-                    GemmPacking.packB(b, bDistinct[pi], k0, kc, jp * NR, n, bp, base + jp * kc * NR, tmp);
+                    GemmPacking.packB(b, bDistinct[pi], k0, kc, jp * NR, n, bp, base + (long) jp * kc * NR, tmp, panel);
                 }
             }
         });
@@ -185,13 +189,11 @@ public final class Gemm {
         }
         int ncBlock = nc;
         int nTiles = (n + nc - 1) / nc;
-        MemorySegment apSeg = MemorySegment.ofArray(ap);
-        MemorySegment bpSeg = MemorySegment.ofArray(bp);
         Parallel.forEach(batches * mTiles * nTiles, task -> {
             int nt = task % nTiles;
             int mt = task / nTiles % mTiles;
             int t = task / nTiles / mTiles;
-            tile(apSeg, aIndex[t] * aSize, mPad, bpSeg, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], biasF, ep,
+            tile(ap, aIndex[t] * aSize, mPad, bp, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], biasF, ep,
                     mt * MC, Math.min(MC, m - mt * MC), nt * ncBlock, Math.min(ncBlock, n - nt * ncBlock), k);
         });
     }
@@ -220,11 +222,11 @@ public final class Gemm {
         }
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
-            int aBlock = Math.toIntExact(aBase + (long) k0 * mPad + (long) (i0 / MR) * kc * MR);
-            int bBlock = Math.toIntExact(bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR);
+            long aBlock = aBase + (long) k0 * mPad + (long) (i0 / MR) * kc * MR;
+            long bBlock = bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR;
             for (int jr = 0; jr < nPanels; jr++) {
                 for (int ir = 0; ir < mPanels; ir++) {
-                    GemmKernel.run(ap, aBlock + ir * kc * MR, bp, bBlock + jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
+                    GemmKernel.run(ap, aBlock + (long) ir * kc * MR, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
         }

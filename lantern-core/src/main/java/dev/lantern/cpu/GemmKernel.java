@@ -15,10 +15,12 @@ import static dev.lantern.cpu.CpuConfig.F;
  * (bp[p·NR + c] = B[p, c]). Per step: 2 vector loads of B, 6 broadcasts of A, 12 FMAs.
  * C is a padded f32 tile buffer (row stride ldc), loaded first when {@code accumulate}.
  *
- * <p>NOTE: the panels are read through heap {@link MemorySegment}s over the packing arrays, not
- * with {@code fromArray}: C2 hoists the segment bounds checks out of the k loop but not the array
- * ones, which measured 70 vs 43 GFLOP/s per core on AVX2. Always pass heap segments here (one
- * segment kind keeps the call sites monomorphic).
+ * <p>NOTE: the panels are read from native {@link MemorySegment}s, not with {@code fromArray}: C2
+ * hoists the segment bounds checks out of the k loop but not the array ones (70 vs 43 GFLOP/s per
+ * core on AVX2). And only native ones: the Vector API's segment loads share JDK-internal call
+ * sites, and once any code in the JVM loads vectors from heap segments too, the profile there
+ * turns polymorphic and this loop drops to about 15 GFLOP/s. Every tensor and packing buffer is
+ * native; keep it so.
  */
 final class GemmKernel {
     private GemmKernel() {}
@@ -30,8 +32,8 @@ final class GemmKernel {
     private static final ValueLayout.OfFloat FL = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
-    /** ap, bp: heap segments over the packing arrays; ao, bo: element offsets into them. */
-    static void run(MemorySegment ap, int ao, MemorySegment bp, int bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
+    /** ap, bp: the native packing buffers; ao, bo: element offsets into them. */
+    static void run(MemorySegment ap, long ao, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
         if (CpuConfig.VECTOR) {
             vector(ap, ao * 4L, bp, bo * 4L, kc, c, co, ldc, accumulate);
         } else {
@@ -96,7 +98,7 @@ final class GemmKernel {
         c51.intoArray(c, co + 5 * ldc + w);
     }
 
-    private static void scalar(MemorySegment ap, int ao, MemorySegment bp, int bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
+    private static void scalar(MemorySegment ap, long ao, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
         float[] acc = new float[MR * NR];
         if (accumulate) {
             for (int r = 0; r < MR; r++) {
