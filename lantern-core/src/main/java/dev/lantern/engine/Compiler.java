@@ -25,7 +25,7 @@ public final class Compiler {
     private Compiler() {}
 
     public static CompiledModel compile(Graph g, CompileOptions options) {
-        Target target = Target.cpu();
+        Target target = options.kernelTarget();
         List<String> dumps = new ArrayList<>();
         Graph[] unfused = {null};
         Graph cur = g;
@@ -39,8 +39,9 @@ public final class Compiler {
                 dumps.add(Pipeline.dumpHeader(p) + IrPrinter.print(cur) + p.dump(cur));
             }
         }
-        Graph before = unfused[0] == null ? g : unfused[0];
-        if (options.amp() != CompileOptions.Amp.NONE) {
+        // Without fusion the final graph is itself the op-by-op form.
+        Graph before = !options.fuse() ? cur : unfused[0] == null ? g : unfused[0];
+        if (options.fuse() && options.amp() != CompileOptions.Amp.NONE) {
             before = new Autocast(options.amp().dtype()).run(before);
         }
         Partition partition = new Partition(target);

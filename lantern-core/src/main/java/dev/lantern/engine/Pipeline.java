@@ -43,16 +43,20 @@ public final class Pipeline {
     }
 
     public static Pipeline standard(CompileOptions options) {
-        Target target = Target.cpu();
+        Target target = options.kernelTarget();
         List<Pass> p = new ArrayList<>();
         p.add(new Canonicalize());
         p.add(new VerifyPass());
         p.add(new LayoutNormalize());
-        p.add(new FuseAttention());
+        if (options.fuse()) {
+            p.add(new FuseAttention());
+        }
         if (options.amp() != CompileOptions.Amp.NONE) {
             p.add(new Autocast(options.amp().dtype()));
         }
-        p.add(new Fuse());
+        if (options.fuse()) {
+            p.add(new Fuse());
+        }
         p.add(new Partition(target));
         p.add(new PlanMemory(target));
         return new Pipeline(p, options.verifyEach());
