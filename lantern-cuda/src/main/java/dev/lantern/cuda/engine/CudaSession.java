@@ -96,6 +96,7 @@ public final class CudaSession implements AutoCloseable {
     private final Map<String, Allocation> scratch = new HashMap<>();
     private final Set<String> persistent = new HashSet<>();
     private final Map<String, CudaModule.CudaKernel> kernels = new HashMap<>();
+    private final List<CudaModule> loadedModules = new ArrayList<>();
     private final Map<GemmSpec, CublasLtGemm> gemms = new LinkedHashMap<>();
     private final Map<GemmSpec, Integer> gemmChoice = new HashMap<>();
     private final CublasLtHandle lt;
@@ -134,7 +135,10 @@ public final class CudaSession implements AutoCloseable {
         }
     }
 
-    /** Compiles {@code graph} for {@code device} and uploads {@code params} (by parameter name). */
+    /**
+     * Compiles {@code graph} for {@code device} and uploads {@code params} (by parameter name);
+     * with {@code params == null} the parameters are drawn on the device instead.
+     */
     public static CudaSession open(CudaDevice device, Graph graph, Map<String, Tensor> params, Options options) {
         return new CudaSession(device, graph, params, options);
     }
@@ -153,6 +157,7 @@ public final class CudaSession implements AutoCloseable {
         CudaModule.CudaKernel k = kernels.get(src.entry());
         if (k == null) {
             CudaModule m = modules.load(device, new KernelSource(src.entry(), src.source(), List.of(), src.variant()));
+            loadedModules.add(m);
             k = m.kernel(src.entry());
             LaunchConfig c = src.launch();
             if (c.needsSharedOptIn()) {
@@ -182,6 +187,10 @@ public final class CudaSession implements AutoCloseable {
         workspace = allocate(WORKSPACE_BYTES);
         for (Node n : g.params()) {
             String name = n.attrs().getString("name", n.name());
+            if (params == null) {
+                fillParam(valueBuffer(n), n, name);
+                continue;
+            }
             Tensor t = params.get(name);
             if (t == null) {
                 throw new IllegalArgumentException("no value for parameter '" + name + "' of " + n);
@@ -197,6 +206,37 @@ public final class CudaSession implements AutoCloseable {
         transientArea = allocate(Math.max(lowered.transientBytes(), 256));
         if (options.mode() == Mode.COMPILED) {
             arena = allocate(Math.max(plan.arenaBytes(), 256));
+        }
+        stream.synchronize();
+    }
+
+    /**
+     * Parameters drawn on the device (benchmarks of the big blocks: 400 MB of weights drawn on
+     * the host would cost seconds): vectors named {@code *norm*.weight} near 1, other vectors
+     * (biases) small, matrices uniform with the std of {@code ParamInit.normal(0.02)}.
+     */
+    private void fillParam(Allocation a, Node n, String name) {
+        if (fill == null) {
+            fill = new DeviceFill(device);
+        }
+        TensorType t = n.type();
+        long seed = name.hashCode() * 0x9E3779B97F4A7C15L + 17;
+        boolean vector = t.shape().rank() == 1;
+        float scale = vector ? (name.contains("norm") ? 0.1f : 0.02f) : 0.02f * (float) Math.sqrt(3);
+        float offset = vector && name.contains("norm") && name.endsWith("weight") ? 1f : 0f;
+        fill.fill(stream, a.address(), t.shape().numel(), t.dtype(), seed, scale, offset);
+    }
+
+    private DeviceFill fill;
+
+    /** Graph inputs drawn on the device, uniform in [-√3, √3) (unit variance), from {@code seed}. */
+    public void fillInputs(long seed) {
+        if (fill == null) {
+            fill = new DeviceFill(device);
+        }
+        for (Node n : model.graph().inputs()) {
+            fill.fill(stream, values.get(n.name()).address(), n.type().shape().numel(), n.type().dtype(),
+                    seed * 31 + n.name().hashCode(), (float) Math.sqrt(3));
         }
         stream.synchronize();
     }
@@ -478,6 +518,10 @@ public final class CudaSession implements AutoCloseable {
         eagerOutputs.values().forEach(alloc::free);
         eagerOutputs.clear();
         alloc.emptyCache();
+        loadedModules.forEach(CudaModule::close);
+        if (fill != null) {
+            fill.close();
+        }
         stream.close();
         source.close();
     }
