@@ -298,6 +298,38 @@ public final class CudaSession implements AutoCloseable {
         graphs.run("forward", stream, this::forward);
     }
 
+    /**
+     * Fills the arena, scratch and transient buffers with 0xFF bytes (NaN in f32, bf16 and f16),
+     * so that an element no kernel writes shows up as NaN in the output (tests).
+     */
+    public void poison() {
+        List<Allocation> all = new ArrayList<>(scratch.values());
+        all.add(transientArea);
+        if (arena != null) {
+            all.add(arena);
+        }
+        for (Allocation a : all) {
+            stream.memset(view(a), 0, (byte) 0xFF, a.size());
+        }
+        stream.synchronize();
+    }
+
+    /**
+     * Compiled sessions: runs the steps of kernels 0..{@code kernel} and returns that kernel's
+     * output (later kernels have not overwritten it yet): a per-kernel check against the
+     * reference interpreter on the compiled graph.
+     */
+    public Tensor runUntil(int kernel) {
+        if (options.mode() != Mode.COMPILED) {
+            throw new IllegalStateException("runUntil needs a compiled session");
+        }
+        List<Step> steps = lowered.steps();
+        for (int i = 0; i < steps.size() && steps.get(i).kernel() <= kernel; i++) {
+            bound.get(i).run();
+        }
+        return output(model.kernels().get(kernel).output().value());
+    }
+
     public void synchronize() {
         stream.synchronize();
     }
