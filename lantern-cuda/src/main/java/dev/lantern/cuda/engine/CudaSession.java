@@ -129,7 +129,7 @@ public final class CudaSession implements AutoCloseable {
         loadKernels(lowered);
         planGemms(lowered);
         tuner.applyCachedGemms(lowered, gemms, gemmChoice);
-        allocateFixed(params);
+        allocateBuffers(params);
         if (options.mode() == Mode.COMPILED) {
             bound = bindAll();
         }
@@ -176,15 +176,23 @@ public final class CudaSession implements AutoCloseable {
         }
     }
 
+    private final List<Allocation> fixed = new ArrayList<>(); // freed at close
+
+    private Allocation allocateFixed(long bytes) {
+        Allocation a = allocate(bytes);
+        fixed.add(a);
+        return a;
+    }
+
     private Allocation allocate(long bytes) {
         Allocation a = alloc.allocate(Math.max(bytes, 256), streamId);
         peakAllocated = Math.max(peakAllocated, alloc.stats().allocated());
         return a;
     }
 
-    private void allocateFixed(Map<String, Tensor> params) {
+    private void allocateBuffers(Map<String, Tensor> params) {
         Graph g = model.graph();
-        workspace = allocate(WORKSPACE_BYTES);
+        workspace = allocateFixed(WORKSPACE_BYTES);
         for (Node n : g.params()) {
             String name = n.attrs().getString("name", n.name());
             if (params == null) {
@@ -201,11 +209,11 @@ public final class CudaSession implements AutoCloseable {
             valueBuffer(n);
         }
         for (Buf b : lowered.scratch()) {
-            scratch.put(b.name(), allocate(b.bytes()));
+            scratch.put(b.name(), allocateFixed(b.bytes()));
         }
-        transientArea = allocate(Math.max(lowered.transientBytes(), 256));
+        transientArea = allocateFixed(Math.max(lowered.transientBytes(), 256));
         if (options.mode() == Mode.COMPILED) {
-            arena = allocate(Math.max(plan.arenaBytes(), 256));
+            arena = allocateFixed(Math.max(plan.arenaBytes(), 256));
         }
         stream.synchronize();
     }
@@ -242,7 +250,7 @@ public final class CudaSession implements AutoCloseable {
     }
 
     private Allocation valueBuffer(Node n) {
-        Allocation a = allocate(n.type().contiguous().bytes());
+        Allocation a = allocateFixed(n.type().contiguous().bytes());
         values.put(n.name(), a);
         persistent.add(n.name());
         return a;
@@ -549,6 +557,8 @@ public final class CudaSession implements AutoCloseable {
         lt.close();
         eagerOutputs.values().forEach(alloc::free);
         eagerOutputs.clear();
+        fixed.forEach(alloc::free);
+        fixed.clear();
         alloc.emptyCache();
         loadedModules.forEach(CudaModule::close);
         if (fill != null) {
