@@ -80,6 +80,14 @@ public final class KernelLowering {
             throw new IllegalArgumentException("no kernel for " + n.op());
         }
         Described s = d.describe(n, g);
+        if (target.arch().equals("cuda") && !s.workspace().isEmpty()) {
+            // CUDA kernels keep scratch in the kernel's storage dtype (the roped q and k are bf16
+            // tensor-core operands); the CPU kernels keep it in f32
+            dev.lantern.ir.DType dt = g.type(n.input(0)).dtype();
+            List<Operand> ws = s.workspace().stream()
+                    .map(o -> new Operand(o.value(), o.role(), dt, o.shape(), o.strides())).toList();
+            s = new Described(s.kind(), s.fusedOps(), s.space(), s.tile(), s.roles(), ws, s.spec());
+        }
         List<Operand> ins = new ArrayList<>();
         for (int i = 0; i < n.inputs().size(); i++) {
             String role = i < s.roles().size() ? s.roles().get(i) : "in" + i;

@@ -58,6 +58,11 @@ final class Autotuner {
                 + "." + s.abType() + "." + s.cdType() + "." + s.epilogue() + "." + gpu.replace(' ', '_');
     }
 
+    /** Whether the tuned choice for GELU-epilogue GEMM {@code fused} is "plain GEMM, then GELU in place". */
+    boolean splitGelu(GemmSpec fused) {
+        return "1".equals(cache.get(gemmKey(fused, gpu) + ".split"));
+    }
+
     /** The target to render {@code spec} for: the cached choice, or the session's default. */
     CudaTarget targetFor(KernelSpec spec) {
         CudaTarget base = CudaTarget.H200;
@@ -127,38 +132,86 @@ final class Autotuner {
         return changed;
     }
 
-    /** Times each GEMM's heuristic candidates (cached choices are taken as they are). */
-    void tuneGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<GemmSpec, Integer> choice) {
+    /**
+     * Times each GEMM's heuristic candidates (cached choices are taken as they are). A GELU
+     * epilogue is also timed split: the same GEMM without GELU (its own best candidate), then
+     * an elementwise GELU in place; the faster form is cached ({@code <key>.split = 1|0}).
+     * Returns whether some GEMM is to be split (the session then lowers again).
+     */
+    boolean tuneGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<GemmSpec, Integer> choice) {
+        boolean split = false;
         for (Step s : lowered.steps()) {
-            if (!(s instanceof Step.Gemm g) || choice.containsKey(g.spec())) {
+            if (!(s instanceof Step.Gemm g)) {
                 continue;
             }
-            CublasLtGemm plan = gemms.get(g.spec());
-            String key = gemmKey(g.spec(), gpu);
-            String cached = cache.get(key);
-            int n = Math.min(8, plan.candidates().size());
-            if (cached != null) {
-                int c = Integer.parseInt(cached);
-                choice.put(g.spec(), c < n ? c : 0);
+            double fusedMs = tuneOne(g, gemms.get(g.spec()), choice);
+            GemmSpec.Epilogue e = g.spec().epilogue();
+            if (e != GemmSpec.Epilogue.GELU && e != GemmSpec.Epilogue.GELU_BIAS) {
                 continue;
             }
-            int best = 0;
-            double bestMs = Double.MAX_VALUE;
-            for (int c = 0; c < n; c++) {
-                choice.put(g.spec(), c);
-                try {
-                    double ms = session.timeMs(session.bind(g), 2, 5);
-                    if (ms < bestMs) {
-                        bestMs = ms;
-                        best = c;
-                    }
-                } catch (RuntimeException e) {
-                    // a candidate that fails at run time is never chosen
-                }
+            String key = gemmKey(g.spec(), gpu) + ".split";
+            if (cache.get(key) == null && fusedMs < Double.MAX_VALUE) {
+                GemmSpec plainSpec = new GemmSpec(g.spec().m(), g.spec().n(), g.spec().k(), g.spec().batch(), g.spec().transA(),
+                        g.spec().transB(), g.spec().abType(), g.spec().cdType(),
+                        e.hasBias() ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE, g.spec().biasType());
+                Step.Gemm plain = new Step.Gemm(g.kernel(), plainSpec, g.a(), g.b(), g.c(), g.d(), g.bias(), g.beta());
+                CublasLtGemm plan = session.gemmPlan(plainSpec);
+                double plainMs = tuneOne(plain, plan, choice);
+                Runnable gemm = session.bind(plain);
+                Runnable gelu = session.bindLaunch(geluInPlace(g), List.of(new Step.Ptr(g.d()), new Step.Ptr(g.d()),
+                        new Step.I64((long) g.spec().m() * g.spec().n() * g.spec().batch())));
+                double splitMs = session.timeMs(() -> {
+                    gemm.run();
+                    gelu.run();
+                }, 2, 5);
+                cache.put(key, splitMs < fusedMs * 0.99 && plainMs < Double.MAX_VALUE ? "1" : "0");
             }
-            choice.put(g.spec(), best);
-            cache.put(key, Integer.toString(best));
+            split |= "1".equals(cache.get(key));
         }
+        return split;
+    }
+
+    private static CudaKernelSource geluInPlace(Step.Gemm g) {
+        long n = (long) g.spec().m() * g.spec().n() * g.spec().batch();
+        dev.lantern.ir.DType t = switch (g.spec().cdType()) {
+            case F32 -> dev.lantern.ir.DType.F32;
+            case F16 -> dev.lantern.ir.DType.F16;
+            case BF16 -> dev.lantern.ir.DType.BF16;
+        };
+        List<Long> shape = List.of(n);
+        return KernelNames.render(new dev.lantern.cuda.codegen.ElementwiseSpec("lt_addact", shape,
+                List.of(dev.lantern.cuda.codegen.ElementwiseSpec.Operand.contiguous(t, shape)),
+                List.of(new dev.lantern.cuda.codegen.ElementwiseSpec.Step(dev.lantern.cuda.codegen.ElementwiseOp.GELU_TANH, List.of(0))),
+                t), CudaTarget.H200);
+    }
+
+    /** Best candidate of one GEMM (cached index, else timed up to 16); its median ms (MAX_VALUE when taken from the cache). */
+    private double tuneOne(Step.Gemm g, CublasLtGemm plan, Map<GemmSpec, Integer> choice) {
+        String key = gemmKey(g.spec(), gpu);
+        int n = Math.max(1, Math.min(16, plan.candidates().size()));
+        String cached = cache.get(key);
+        if (cached != null || choice.containsKey(g.spec())) {
+            int c = cached == null ? choice.get(g.spec()) : Integer.parseInt(cached);
+            choice.put(g.spec(), c < n ? c : 0);
+            return session.timeMs(session.bind(g), 2, 5);
+        }
+        int best = 0;
+        double bestMs = Double.MAX_VALUE;
+        for (int c = 0; c < n; c++) {
+            choice.put(g.spec(), c);
+            try {
+                double ms = session.timeMs(session.bind(g), 2, 5);
+                if (ms < bestMs) {
+                    bestMs = ms;
+                    best = c;
+                }
+            } catch (RuntimeException e) {
+                // a candidate that fails at run time is never chosen
+            }
+        }
+        choice.put(g.spec(), best);
+        cache.put(key, Integer.toString(best));
+        return bestMs;
     }
 
     /** At open: the cached GEMM choices, without timing. */

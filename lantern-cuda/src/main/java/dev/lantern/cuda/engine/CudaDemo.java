@@ -107,7 +107,7 @@ public final class CudaDemo {
             relErr = DemoMetrics.relErr(compiled.toDoubles(), eager.toDoubles());
             against = "eager";
         }
-        return new Result(device.name(), config.name(), kernels, eKernels, cMs, gMs, eMs, eMs / cMs, eMs / gMs, relErr, against,
+        return new Result(device.target().name(), config.name(), kernels, eKernels, cMs, gMs, eMs, eMs / cMs, eMs / gMs, relErr, against,
                 hit, peak, ePeak);
     }
 }

@@ -22,6 +22,7 @@ import dev.lantern.ir.Shape;
 import dev.lantern.ir.TensorType;
 import dev.lantern.kernel.Kernel;
 import dev.lantern.kernel.KernelLowering;
+import dev.lantern.kernel.Operand;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -52,6 +53,7 @@ public final class CudaLowering {
     private final Graph g;
     private final CudaTarget target;
     private final Function<KernelSpec, CudaTarget> tuned;
+    private final java.util.function.Predicate<GemmSpec> splitGelu;
     private final List<Step> steps = new ArrayList<>();
     private final Map<String, Buf> scratch = new LinkedHashMap<>();
     private final Map<String, Buf> sums = new HashMap<>(); // "x+r" -> buffer holding x + r
@@ -59,7 +61,9 @@ public final class CudaLowering {
     private long transientPeak;
     private int kernel;
 
-    private CudaLowering(CompiledModel model, CudaTarget target, Function<KernelSpec, CudaTarget> tuned) {
+    private CudaLowering(CompiledModel model, CudaTarget target, Function<KernelSpec, CudaTarget> tuned,
+                         java.util.function.Predicate<GemmSpec> splitGelu) {
+        this.splitGelu = splitGelu;
         this.model = model;
         this.g = model.graph();
         this.target = target;
@@ -88,7 +92,16 @@ public final class CudaLowering {
 
     /** As {@link #lower(CompiledModel, CudaTarget)}, rendering each spec for the target {@code tuned} picks for it. */
     public static Lowered lower(CompiledModel model, CudaTarget target, Function<KernelSpec, CudaTarget> tuned) {
-        CudaLowering l = new CudaLowering(model, target, tuned);
+        return lower(model, target, tuned, g -> false);
+    }
+
+    /**
+     * As above; {@code splitGelu} names the GELU-epilogue GEMMs that the autotuner found faster as
+     * a plain (or bias) epilogue followed by an elementwise GELU in place.
+     */
+    public static Lowered lower(CompiledModel model, CudaTarget target, Function<KernelSpec, CudaTarget> tuned,
+                                java.util.function.Predicate<GemmSpec> splitGelu) {
+        CudaLowering l = new CudaLowering(model, target, tuned, splitGelu);
         for (Kernel k : model.kernels()) {
             l.kernel = k.index();
             l.transientTop = 0;
@@ -105,7 +118,7 @@ public final class CudaLowering {
         Node n = k.node();
         switch (n.op()) {
             case GEMM, MATMUL -> gemm(n);
-            case ATTENTION -> attention(n);
+            case ATTENTION -> attention(n, k);
             case FUSED_NORM, RMS_NORM, LAYER_NORM -> norm(n);
             case SOFTMAX -> softmax(n);
             case ROPE -> rope(n);
@@ -231,6 +244,12 @@ public final class CudaLowering {
             epi = GemmSpec.Epilogue.NONE; // bias, then the activation, both after the GEMM
             actInEpilogue = false;
         }
+        if (actInEpilogue && (epi == GemmSpec.Epilogue.GELU || epi == GemmSpec.Epilogue.GELU_BIAS)
+                && splitGelu.test(new GemmSpec(m, nn, kk, gemmBatch, ta, tb, gemmType(a.dtype()), gemmType(d.dtype()), epi,
+                epi.hasBias() ? gemmType(bias.dtype()) : null))) {
+            epi = epi.hasBias() ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE; // tuned: GEMM, then GELU in place
+            actInEpilogue = false;
+        }
         // C carries the residuals only when nothing non-linear follows the sum inside cuBLASLt
         Buf c = null;
         boolean cFits = act.equals("none") && (bias == null || biasInEpilogue) && !residuals.isEmpty()
@@ -294,7 +313,7 @@ public final class CudaLowering {
         launch(new ElementwiseSpec("lt_addact", dims(dst.shape()), ops, chain, dst.dtype()), args(ptrs, new Step.I64(dst.shape().numel())));
     }
 
-    private void attention(Node n) {
+    private void attention(Node n, Kernel kernel) {
         View q = view(n.input(0));
         View k = view(n.input(1));
         View v = view(n.input(2));
@@ -303,8 +322,20 @@ public final class CudaLowering {
         int d = qs.dim(3);
         if (n.attrs().getBool("rope", false)) {
             double base = n.attrs().getDouble("rope_base", 10000.0);
-            q = roped(q, base);
-            k = roped(k, base);
+            Map<String, Operand> ws = new HashMap<>();
+            kernel.workspace().forEach(w -> ws.put(w.role(), w));
+            Operand qw = ws.get("q_rope");
+            Operand kw = ws.get("k_rope");
+            if (qw != null && kw != null && qw.dtype() == q.dtype() && kw.dtype() == k.dtype() && o.dtype() == q.dtype()
+                    && o.shape().numel() >= qs.numel()) {
+                // the planned scratch holds the roped q and k; the not-yet-written output is the
+                // staging buffer of the (b, h, s, d) copies, so no transient memory is needed
+                q = ropedInto(q, base, o.buf(), workspaceView(qw));
+                k = ropedInto(k, base, o.buf(), workspaceView(kw));
+            } else {
+                q = roped(q, base);
+                k = roped(k, base);
+            }
         }
         if (q.dtype() != k.dtype() || q.dtype() != v.dtype() || q.dtype() != o.dtype()) {
             throw new CodegenException("attention over mixed dtypes " + q.dtype() + "/" + k.dtype() + "/" + v.dtype() + " -> " + o.dtype());
@@ -333,6 +364,21 @@ public final class CudaLowering {
             a.add(new Step.I64(s[2]));
         }
         launch(spec, a);
+    }
+
+    private static View workspaceView(Operand w) {
+        return new View(Buf.value(w.value(), w.bytes()), w.dtype(), w.shape(), w.shape().contiguousStrides());
+    }
+
+    /** Rotate-half RoPE of {@code x} into {@code dst}, through a (b, h, s, d) copy in {@code staging} when x is strided. */
+    private View ropedInto(View x, double base, Buf staging, View dst) {
+        View src = x;
+        if (!x.contiguous()) {
+            src = new View(staging, x.dtype(), x.shape(), x.shape().contiguousStrides());
+            materialiseInto(x, src);
+        }
+        ropeInto(src, dst, base, 0);
+        return dst;
     }
 
     /** Rotate-half RoPE of a (b, h, s, d) value into a fresh contiguous transient buffer. */
@@ -394,15 +440,50 @@ public final class CudaLowering {
         if (res) {
             // the kernel writes x + r anyway; a later GEMM with the same two residuals reads it as C
             String key = x.buf().name() + "+" + r.buf().name();
-            Buf sum = sums.computeIfAbsent(key, kk -> {
-                Buf sb = new Buf(Buf.Kind.SCRATCH, "sum_" + scratch.size() + "_" + n.name(), s.numel() * x.dtype().bytes(), 0);
-                scratch.put(sb.name(), sb);
-                return sb;
-            });
+            Buf sum = sums.get(key);
+            if (sum == null) {
+                if (sumMayOverwriteResidual(n, x, r) && KernelNames.render(spec, tuned.apply(spec)).variant().equals("registers")) {
+                    // every later reader of r reads x + r (the pair-residual GEMM takes it as C), and the
+                    // registers kernel reads each element of r once before writing the sum at the same place
+                    sum = r.buf();
+                } else {
+                    sum = new Buf(Buf.Kind.SCRATCH, "sum_" + scratch.size() + "_" + n.name(), s.numel() * x.dtype().bytes(), 0);
+                    scratch.put(sum.name(), sum);
+                }
+                sums.put(key, sum);
+            }
             a.add(ptr(sum));
         }
         a.add(new Step.I64(rows));
         launch(spec, a);
+    }
+
+    /**
+     * Whether the residual norm {@code n} may write x + r over r: r is an intermediate (not a
+     * source, not an output) read directly, and every other reader is a later gemm with no
+     * activation whose residuals are exactly x and r (it takes the sum as C).
+     */
+    private boolean sumMayOverwriteResidual(Node n, View x, View r) {
+        String rv = r.buf().name();
+        Node rn = g.node(rv);
+        if (rn == null || rn.op().isSource() || g.outputs().contains(rv) || !n.input(1).equals(rv)
+                || !n.input(0).equals(x.buf().name())) {
+            return false;
+        }
+        List<Node> nodes = g.nodes();
+        int at = nodes.indexOf(n);
+        for (Node u : g.users().getOrDefault(rv, List.of())) {
+            if (u == n || u.equals(n)) {
+                continue;
+            }
+            boolean bias = u.attrs().getBool("bias", false);
+            List<String> resid = u.op() == Op.GEMM ? u.inputs().subList(bias ? 3 : 2, u.inputs().size()) : List.of();
+            if (u.op() != Op.GEMM || nodes.indexOf(u) < at || !u.attrs().getString("act", "none").equals("none")
+                    || resid.size() != 2 || !resid.contains(rv) || !resid.contains(x.buf().name())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void softmax(Node n) {

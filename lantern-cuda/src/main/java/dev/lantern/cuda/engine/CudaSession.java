@@ -124,8 +124,8 @@ public final class CudaSession implements AutoCloseable {
         this.lt = CublasLtHandle.create(device);
         this.modules = ModuleCache.forDevice(device);
         this.graphs = new GraphRunner(device, options.mode() == Mode.COMPILED ? options.policy() : GraphPolicy.OFF);
-        Autotuner tuner = new Autotuner(this, options.tune(), device.name());
-        this.lowered = CudaLowering.lower(model, target, tuner::targetFor);
+        Autotuner tuner = new Autotuner(this, options.tune(), device.target().name());
+        this.lowered = CudaLowering.lower(model, target, tuner::targetFor, tuner::splitGelu);
         loadKernels(lowered);
         planGemms(lowered);
         tuner.applyCachedGemms(lowered, gemms, gemmChoice);
@@ -171,7 +171,7 @@ public final class CudaSession implements AutoCloseable {
     private void planGemms(CudaLowering.Lowered l) {
         for (Step s : l.steps()) {
             if (s instanceof Step.Gemm gs && !gemms.containsKey(gs.spec())) {
-                gemms.put(gs.spec(), lt.plan(gs.spec(), WORKSPACE_BYTES, 8));
+                gemms.put(gs.spec(), lt.plan(gs.spec(), WORKSPACE_BYTES, 16));
             }
         }
     }
@@ -182,6 +182,11 @@ public final class CudaSession implements AutoCloseable {
         Allocation a = allocate(bytes);
         fixed.add(a);
         return a;
+    }
+
+    /** The cuBLASLt plan of {@code spec}, planned on first use (the autotuner's split variants). */
+    CublasLtGemm gemmPlan(GemmSpec spec) {
+        return gemms.computeIfAbsent(spec, sp -> lt.plan(sp, WORKSPACE_BYTES, 16));
     }
 
     private Allocation allocate(long bytes) {
@@ -500,13 +505,15 @@ public final class CudaSession implements AutoCloseable {
         }
         forward();
         stream.synchronize();
-        Autotuner tuner = new Autotuner(this, options.tune(), device.name());
-        tuner.tuneGemms(lowered, gemms, gemmChoice);
-        boolean changed = tuner.tuneKernels(lowered, target);
+        Autotuner tuner = new Autotuner(this, options.tune(), device.target().name());
+        boolean changed = tuner.tuneGemms(lowered, gemms, gemmChoice);
+        changed |= tuner.tuneKernels(lowered, target);
         options.tune().save();
         if (changed) {
-            lowered = CudaLowering.lower(model, target, tuner::targetFor);
+            lowered = CudaLowering.lower(model, target, tuner::targetFor, tuner::splitGelu);
             loadKernels(lowered);
+            planGemms(lowered);
+            tuner.applyCachedGemms(lowered, gemms, gemmChoice);
         }
         bound = bindAll();
     }

@@ -37,7 +37,7 @@ class CudaLoweringTest {
         assertEquals(GemmSpec.Epilogue.GELU, g.get(4).spec().epilogue());
         Step.Gemm down = g.get(5);
         assertNotNull(down.c(), "residual x + attn through C");
-        assertEquals(Buf.Kind.SCRATCH, down.c().kind(), "the sum the residual norm wrote");
+        assertEquals(Buf.value("17", 0).name(), down.c().name(), "the sum the residual norm wrote over the o projection");
         assertEquals(1f, down.beta());
         long ropes = l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).count();
         assertEquals(2, ropes, "q and k roped before the attention kernel");
@@ -47,6 +47,26 @@ class CudaLoweringTest {
         // o written through out_perm: (b, h, s) strides of a (b, s, h, d) buffer
         assertEquals(List.of(new Step.I64(1024L * 4096), new Step.I64(128), new Step.I64(4096)), att.args().subList(16, 19));
         assertEquals(9, l.model().kernels().size());
+    }
+
+    @Test
+    void decoderNeedsNoTransientOrScratchMemory() {
+        CudaLowering.Lowered l = lower(BlockConfig.named("decoder"), true);
+        assertEquals(0, l.transientBytes(), "roped q/k live in the kernel's planned (bf16) scratch");
+        assertEquals(List.of(), l.scratch(), "the residual sum overwrites the attention output projection");
+    }
+
+    @Test
+    void aTunedSplitGeluIsAPlainGemmThenGeluInPlace() {
+        var m = TransformerBlock.build(BlockConfig.named("decoder"), DType.BF16);
+        var compiled = Compiler.compile(m.graph(), CompileOptions.defaults().withTarget("cuda"));
+        CudaLowering.Lowered l = CudaLowering.lower(compiled, CudaTarget.H200, s -> CudaTarget.H200,
+                g -> g.epilogue() == GemmSpec.Epilogue.GELU);
+        Step.Gemm up = gemms(l).get(4);
+        assertEquals(GemmSpec.Epilogue.NONE, up.spec().epilogue());
+        int i = l.steps().indexOf(up);
+        Step.Launch gelu = (Step.Launch) l.steps().get(i + 1);
+        assertEquals(List.of(new Step.Ptr(up.d()), new Step.Ptr(up.d())), gelu.args().subList(0, 2), "in place on D");
     }
 
     @Test
