@@ -28,6 +28,14 @@ public record DemoMetrics(int kernels, double fusionCoverage, double eagerMs, do
                           long plannedPeakBytes, long lowerBoundBytes, long naiveBytes, double relErr,
                           double relErrVsEager, String cacheKey) {
 
+    /** Forwards before timing: enough for C2 to compile the hot kernels on a 2-core machine. */
+    public static final int DEFAULT_WARMUP = 20;
+
+    /** {@link #measure(Model, long, CompileOptions, int, int)} with {@link #DEFAULT_WARMUP} and 15 timed runs. */
+    public static DemoMetrics measure(Model model, long seed, CompileOptions options) {
+        return measure(model, seed, options, DEFAULT_WARMUP, 15);
+    }
+
     /** Compile, run and measure {@code model} with weights and input drawn from {@code seed}. */
     public static DemoMetrics measure(Model model, long seed, CompileOptions options, int warmup, int runs) {
         Graph g = model.graph();
@@ -109,7 +117,7 @@ public record DemoMetrics(int kernels, double fusionCoverage, double eagerMs, do
         CompileOptions o = CompileOptions.defaults().withAmp(CompileOptions.Amp.parse(args.length > 1 ? args[1] : "none"));
         int runs = args.length > 2 ? Integer.parseInt(args[2]) : 15;
         Model m = dev.lantern.frontend.nn.TransformerBlock.build(dev.lantern.frontend.nn.BlockConfig.named(cfg), dev.lantern.ir.DType.F32);
-        DemoMetrics d = measure(m, 42, o, 5, runs);
+        DemoMetrics d = measure(m, 42, o, DEFAULT_WARMUP, runs);
         System.out.println("{\"config\": \"" + cfg + "\", \"amp\": \"" + o.amp() + "\", " + d.jsonFields()
                 + String.format(java.util.Locale.ROOT, ", \"rel_err_vs_eager\": %.3e}", d.relErrVsEager()));
     }
