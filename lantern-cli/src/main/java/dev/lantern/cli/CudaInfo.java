@@ -1,12 +1,14 @@
 package dev.lantern.cli;
 
+import dev.lantern.cuda.CudaDoctor;
+
 import java.util.List;
 
-/** The CUDA part of {@code doctor}. */
+/** The CUDA part of {@code doctor}: libraries, where they were looked for, driver and GPUs. */
 final class CudaInfo {
     private CudaInfo() {}
 
     static List<String> report() {
-        return List.of("cuda      (bindings not built yet)");
+        return CudaDoctor.report();
     }
 }

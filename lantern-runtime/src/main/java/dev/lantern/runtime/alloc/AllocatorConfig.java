@@ -14,6 +14,9 @@ package dev.lantern.runtime.alloc;
  *                            when r &gt;= roundPow2Above
  * </pre>
  *
+ * <p>The segment column applies to fixed segments. With expandable segments the three size
+ * bands are three address ranges (small, mid, large) that grow by 2 MiB pages instead.
+ *
  * @param minBlockSize     allocation granularity: every size is a multiple of it (512 B)
  * @param smallSize        largest request served by the small pool (1 MiB)
  * @param smallBuffer      segment size of the small pool (2 MiB)

@@ -10,24 +10,30 @@ import java.util.TreeSet;
 
 /**
  * A device-independent caching allocator over a {@link SegmentSource}, after PyTorch's
- * CUDACachingAllocator.
+ * CUDACachingAllocator. docs/adr/0004-caching-allocator.md gives the rules and their reasons.
  *
  * <ol>
  * <li>Sizes are rounded ({@link AllocatorConfig#roundSize}); requests up to 1 MiB come from the
- *     small pool (2 MiB segments), the rest from the large pool.</li>
- * <li>A request takes the best-fitting cached free block of its stream and pool: the smallest
- *     that is large enough, lowest address on ties. Free lists are TreeSets ordered by (stream,
- *     size, address), never hash order, so the same sequence of calls gives the same addresses.</li>
+ *     small pool, the rest from the large pool (and, in expandable mode, 1-10 MiB from a mid pool).</li>
+ * <li>Fixed segments (a source without {@link VirtualMemory}, or
+ *     {@link AllocatorConfig#pytorchDefaults()}): a request takes the best-fitting cached free
+ *     block of its stream and pool, the smallest large enough, lowest address on ties; a block
+ *     freed on its own stream is reusable there at once, one that other streams used waits
+ *     until a {@link StreamSync} marker on each of them completes.</li>
+ * <li>Expandable mode ({@link AllocatorConfig#defaults()} over a source with virtual memory):
+ *     one address range per pool, shared by all streams and grown by mapping pages at its end;
+ *     address-ordered first fit; a free block carries a marker per stream that used it, and
+ *     another stream takes it once they complete, or at once with a device-side wait.</li>
  * <li>A block larger than needed is split when the remainder is worth keeping
  *     ({@link AllocatorConfig#shouldSplit}); a freed block merges with free neighbours.</li>
- * <li>A block freed on its own stream is reusable there at once. One that other streams used is
- *     held until a {@link StreamSync} marker on each of them completes.</li>
- * <li>When no cached block fits, a new segment is reserved. If the source is full, every cached
- *     segment that is entirely free is released (after waiting for pending markers) and the
- *     reservation retried; if that fails too, a {@link DeviceOutOfMemoryException} is thrown.</li>
+ * <li>When the source is full, every entirely free segment is released and every range's free
+ *     tail unmapped (after waiting for pending markers), and the request retried; if that fails
+ *     too, a {@link DeviceOutOfMemoryException} is thrown.</li>
  * </ol>
  *
- * <p>Thread-safe: every public method holds the allocator's lock, as PyTorch's does.
+ * <p>Deterministic: only TreeMaps, TreeSets and insertion-ordered queues are iterated, so the
+ * same sequence of calls on a deterministic source gives the same addresses. Thread-safe: every
+ * public method holds the allocator's lock, as PyTorch's does.
  */
 public final class CachingAllocator {
     private final SegmentSource source;
@@ -38,11 +44,10 @@ public final class CachingAllocator {
     private final TreeMap<Long, Segment> segments = new TreeMap<>();
     private final TreeMap<Long, Block> heads = new TreeMap<>(); // segment address -> its first block
     private final TreeMap<Long, Block> live = new TreeMap<>(); // allocated blocks by address
-    private final TreeSet<Block> smallFree;
-    private final TreeSet<Block> largeFree;
+    private final List<TreeSet<Block>> free = new ArrayList<>(); // per pool: small, mid, large
     private final TreeSet<Block> freeBySize = new TreeSet<>(Block.BY_SIZE_ADDRESS);
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-    private Segment smallRange, largeRange; // expandable mode: one shared range per pool
+    private final Segment[] ranges = new Segment[Segment.POOLS]; // expandable mode: one shared range per pool
     private long useSeq;
 
     /** The stream id of shared ranges in snapshots: they belong to no one stream. */
@@ -60,8 +65,9 @@ public final class CachingAllocator {
         this.sync = sync;
         this.config = config;
         this.vm = config.expandableSegments() ? source.virtualMemory() : null;
-        this.smallFree = new TreeSet<>(vm != null ? Block.BY_ADDRESS : Block.BY_STREAM_SIZE_ADDRESS);
-        this.largeFree = new TreeSet<>(vm != null ? Block.BY_ADDRESS : Block.BY_STREAM_SIZE_ADDRESS);
+        for (int p = 0; p < Segment.POOLS; p++) {
+            free.add(new TreeSet<>(vm != null ? Block.BY_ADDRESS : Block.BY_STREAM_SIZE_ADDRESS));
+        }
     }
 
     public CachingAllocator(SegmentSource source) {
@@ -91,20 +97,24 @@ public final class CachingAllocator {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
         processPending(false);
+        if (vm != null) {
+            trimTails();
+        }
         long size = config.roundSize(bytes);
         boolean small = config.isSmall(size);
-        Block block = bestFit(stream, size, small);
+        int pool = poolOf(size);
+        Block block = bestFit(stream, size, pool);
         if (block == null) {
-            block = grow(stream, size, small);
+            block = grow(stream, size, pool);
         }
         if (block == null) {
             // Free the cache and retry: pending blocks may coalesce into a fit, and whole free
             // segments of every stream go back to the source to make room for a new one.
             retries++;
             releaseCached();
-            block = bestFit(stream, size, small);
+            block = bestFit(stream, size, pool);
             if (block == null) {
-                block = grow(stream, size, small);
+                block = grow(stream, size, pool);
             }
             if (block == null) {
                 ooms++;
@@ -234,8 +244,7 @@ public final class CachingAllocator {
     private void releaseCached() {
         processPending(true);
         if (vm != null) {
-            smallFree.forEach(CachingAllocator::awaitUses);
-            largeFree.forEach(CachingAllocator::awaitUses);
+            free.forEach(set -> set.forEach(CachingAllocator::awaitUses));
         }
         for (Block head : new ArrayList<>(heads.values())) {
             Segment s = head.segment;
@@ -253,6 +262,39 @@ public final class CachingAllocator {
     private void forget(Segment s) {
         segments.remove(s.address());
         heads.remove(s.address());
+    }
+
+    /**
+     * Gives back the free tail of the small and mid ranges beyond a slack, once no stream can
+     * still touch it. Their free bytes are cached for requests that are cheap to serve anyway,
+     * and scattered beside the large range's free space they are what alloc_frag_pct counts.
+     * The large range keeps its tail: it is the space each step's activations are carved from.
+     * Slack: one small segment (2 MiB) for the small range, one mid segment (20 MiB) for the
+     * mid range, the sizes PyTorch reserves for them, so that steady traffic does not map and
+     * unmap on every call.
+     */
+    private void trimTails() {
+        for (int p = Segment.SMALL; p <= Segment.MID; p++) {
+            Segment r = ranges[p];
+            if (r == null) {
+                continue;
+            }
+            Block t = r.tail;
+            long slack = p == Segment.SMALL ? config.smallBuffer() : config.largeBuffer();
+            if (t.state != Block.State.FREE || t.size <= slack + vm.pageSize() || !usableBy(t, Long.MIN_VALUE)) {
+                continue;
+            }
+            long keepEnd = r.address() + AllocatorConfig.ceilTo(t.address + slack - r.address(), vm.pageSize());
+            long cut = r.address() + r.size - keepEnd;
+            if (cut > 0) {
+                removeFree(t);
+                vm.unmap(keepEnd, cut);
+                reserved -= cut;
+                r.size -= cut;
+                t.size -= cut;
+                addFree(t);
+            }
+        }
     }
 
     /** Unmaps the whole pages of a range's free tail; a range left with nothing mapped gives its addresses back. */
@@ -274,11 +316,7 @@ public final class CachingAllocator {
         t.size -= cut;
         if (r.size == 0) {
             forget(r);
-            if (r.small()) {
-                smallRange = null;
-            } else {
-                largeRange = null;
-            }
+            ranges[r.pool()] = null;
             vm.releaseRange(r.address(), r.rangeSize);
         } else if (t.size == 0) {
             unlink(t); // the tail began on a page boundary: it is gone, its predecessor is the tail
@@ -287,8 +325,21 @@ public final class CachingAllocator {
         }
     }
 
-    private Block bestFit(long stream, long size, boolean small) {
-        TreeSet<Block> pool = small ? smallFree : largeFree;
+    /**
+     * The pool of a rounded size. With fixed segments, mid sizes share 20 MiB segments of the
+     * large pool (PyTorch); in expandable mode they get their own range, which keeps the
+     * long-lived mid-sized blocks (KV caches, small activations) from leaving holes among the
+     * big ones.
+     */
+    private int poolOf(long size) {
+        if (config.isSmall(size)) {
+            return Segment.SMALL;
+        }
+        return vm != null && size < config.minLargeAlloc() ? Segment.MID : Segment.LARGE;
+    }
+
+    private Block bestFit(long stream, long size, int poolIndex) {
+        TreeSet<Block> pool = free.get(poolIndex);
         if (vm != null) {
             // Shared range: address-ordered first fit among blocks this stream may use. It keeps
             // live blocks packed at the start and the free space in one piece at the end. A block
@@ -319,8 +370,8 @@ public final class CachingAllocator {
     }
 
     /** Adds memory for a request no cached block fits: a new segment, or more of the stream's range. */
-    private Block grow(long stream, long size, boolean small) {
-        return vm != null ? growRange(stream, size, small) : newSegment(stream, size, small);
+    private Block grow(long stream, long size, int pool) {
+        return vm != null ? growRange(stream, size, pool) : newSegment(stream, size, pool == Segment.SMALL);
     }
 
     /**
@@ -328,15 +379,15 @@ public final class CachingAllocator {
      * tail block that {@code stream} may use, which the new pages extend. Returns the free block
      * that now fits, or null when the device (or the range) is full.
      */
-    private Block growRange(long stream, long size, boolean small) {
-        Segment r = small ? smallRange : largeRange;
+    private Block growRange(long stream, long size, int pool) {
+        Segment r = ranges[pool];
         boolean fresh = r == null;
         if (fresh) {
             long va = vm.reserveRange(vm.rangeSize());
             if (va < 0) {
                 return null;
             }
-            r = new Segment(va, 0, SHARED, small, vm.rangeSize());
+            r = new Segment(va, 0, SHARED, pool, vm.rangeSize());
         }
         Block tail = r.tail;
         long have = tail != null && tail.state == Block.State.FREE && usableBy(tail, stream) ? tail.size : 0;
@@ -349,11 +400,7 @@ public final class CachingAllocator {
         }
         reserved += more;
         if (fresh) {
-            if (small) {
-                smallRange = r;
-            } else {
-                largeRange = r;
-            }
+            ranges[pool] = r;
             segments.put(r.address(), r);
         }
         if (have > 0) {
@@ -387,7 +434,7 @@ public final class CachingAllocator {
             throw new IllegalStateException(source.name() + " returned address 0x" + Long.toHexString(address)
                     + " which is already reserved");
         }
-        Segment s = new Segment(address, bytes, stream, small, 0);
+        Segment s = new Segment(address, bytes, stream, small ? Segment.SMALL : Segment.LARGE, 0);
         segments.put(address, s);
         reserved += bytes;
         Block b = new Block(s, address, bytes);
@@ -483,13 +530,13 @@ public final class CachingAllocator {
 
     // The free lists are keyed on size: a block's size changes only while it is outside them.
     private void addFree(Block b) {
-        (b.segment.small() ? smallFree : largeFree).add(b);
+        free.get(b.segment.pool()).add(b);
         freeBySize.add(b);
         freeBytes += b.size;
     }
 
     private void removeFree(Block b) {
-        (b.segment.small() ? smallFree : largeFree).remove(b);
+        free.get(b.segment.pool()).remove(b);
         freeBySize.remove(b);
         freeBytes -= b.size;
     }

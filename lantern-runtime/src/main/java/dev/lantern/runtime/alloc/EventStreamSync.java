@@ -45,17 +45,13 @@ public final class EventStreamSync implements StreamSync {
         if (s == null || !(marker instanceof EventMarker m)) {
             return false;
         }
-        s.waitFor(m.event);
+        s.waitFor(m.event());
         return true;
     }
 
-    private static final class EventMarker implements Marker {
-        private final Event e;
-        final Event event;
-
-        EventMarker(Event e) {
-            this.e = e;
-            this.event = e;
+    private record EventMarker(Event e) implements Marker {
+        Event event() {
+            return e;
         }
 
         @Override

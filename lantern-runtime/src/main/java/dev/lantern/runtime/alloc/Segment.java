@@ -8,7 +8,10 @@ package dev.lantern.runtime.alloc;
 final class Segment {
     private final long address;
     private final long stream;
-    private final boolean small;
+    /** Pools: small (at most 1 MiB), mid (below 10 MiB; expandable mode only), large. */
+    static final int SMALL = 0, MID = 1, LARGE = 2, POOLS = 3;
+
+    private final int pool;
     /** Address space reserved, for an expandable range; 0 for a fixed segment. */
     final long rangeSize;
     /** Bytes reserved (fixed) or mapped (expandable), from {@code address} up. */
@@ -16,17 +19,17 @@ final class Segment {
     /** The block that ends at {@code address + size}. */
     Block tail;
 
-    Segment(long address, long size, long stream, boolean small, long rangeSize) {
+    Segment(long address, long size, long stream, int pool, long rangeSize) {
         this.address = address;
         this.size = size;
         this.stream = stream;
-        this.small = small;
+        this.pool = pool;
         this.rangeSize = rangeSize;
     }
 
     /** A probe used only to build comparator keys. */
     static Segment probe(long stream) {
-        return new Segment(0, 0, stream, false, 0);
+        return new Segment(0, 0, stream, LARGE, 0);
     }
 
     long address() {
@@ -42,7 +45,11 @@ final class Segment {
     }
 
     boolean small() {
-        return small;
+        return pool == SMALL;
+    }
+
+    int pool() {
+        return pool;
     }
 
     boolean expandable() {

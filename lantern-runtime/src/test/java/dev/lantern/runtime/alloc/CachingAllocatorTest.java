@@ -104,7 +104,7 @@ class CachingAllocatorTest {
                 AllocatorConfig.defaults());
         assertTrue(a.expandable());
         Allocation x = a.allocate(30 * MiB, 0);
-        a.allocate(MiB + 512, 0); // keeps x's block from merging into the free tail
+        a.allocate(12 * MiB, 0); // keeps x's block from merging into the free tail
         a.free(x);
         assertEquals(x.address(), a.allocate(30 * MiB, 0).address() ); // own stream: at once
         Allocation z = a.allocate(30 * MiB, 0);
@@ -117,10 +117,38 @@ class CachingAllocatorTest {
         // With device-side waits the other stream takes it at once, ordered by a wait.
         CachingAllocator b = new CachingAllocator(new SimulatedSegmentSource(256 * MiB), sim, AllocatorConfig.defaults());
         Allocation p = b.allocate(30 * MiB, 0);
-        b.allocate(MiB + 512, 0);
+        b.allocate(12 * MiB, 0);
         b.free(p);
         assertEquals(p.address(), b.allocate(30 * MiB, 1).address());
         assertEquals(1, sim.streamWaits());
+    }
+
+    @Test
+    void midRangeGivesBackItsIdleTailBeyondTheSlack() {
+        SimulatedSegmentSource src = new SimulatedSegmentSource(256 * MiB);
+        CachingAllocator a = new CachingAllocator(src, StreamSync.SYNCHRONOUS, AllocatorConfig.defaults());
+        List<Allocation> xs = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            xs.add(a.allocate(5 * MiB, i % 2)); // mid pool, two streams, one shared range
+        }
+        assertEquals(50 * MiB, a.stats().reserved());
+        assertEquals(1, a.stats().segments());
+        xs.forEach(a::free);
+        a.allocate(512, 0); // the next call trims: mid keeps 20 MiB, small maps 2 MiB
+        assertEquals(22 * MiB, a.stats().reserved());
+        assertEquals(22 * MiB, src.liveBytes());
+    }
+
+    @Test
+    void eventStreamSyncOrdersCpuStreams() {
+        try (dev.lantern.runtime.cpu.CpuDevice cpu = new dev.lantern.runtime.cpu.CpuDevice()) {
+            EventStreamSync sync = new EventStreamSync().register(0, cpu.newStream(false)).register(1, cpu.newStream(false));
+            CachingAllocator a = new CachingAllocator(new SimulatedSegmentSource(256 * MiB), sync, AllocatorConfig.defaults());
+            Allocation x = a.allocate(30 * MiB, 0);
+            a.allocate(12 * MiB, 0);
+            a.free(x, Set.of(1L));
+            assertEquals(x.address(), a.allocate(30 * MiB, 1).address()); // CPU events complete at once
+        }
     }
 
     @Test

@@ -1,0 +1,121 @@
+package dev.lantern.cuda;
+
+import dev.lantern.cuda.ffi.CublasLt;
+import java.util.List;
+
+/**
+ * A planned cuBLASLt GEMM for one {@link GemmSpec}: descriptors built once, heuristic
+ * candidates fetched once, then {@link #run} per call with pointers.
+ *
+ * <p>Row-major without ORDER_ROW: a row-major (r×c) matrix is the column-major (c×r) one
+ * with the same bytes, so D = op(A)·op(B) row-major is computed as the column-major
+ * Dᵀ = op(B)ᵀ·op(A)ᵀ, i.e. cuBLASLt's "A" is our B and its "B" is our A. The bias epilogue
+ * then adds along cuBLASLt's rows, which are our columns: one bias per output column.
+ */
+public final class CublasLtGemm implements AutoCloseable {
+    private final CudaDevice device;
+    private final CublasLt lt;
+    private final long handle;
+    private final GemmSpec spec;
+    private final long desc;
+    private final long aLayout; // cuBLASLt's A = our B
+    private final long bLayout; // cuBLASLt's B = our A
+    private final long cLayout;
+    private final long dLayout;
+    private final List<CublasLt.Heuristic> candidates;
+    private boolean closed;
+
+    private CublasLtGemm(CudaDevice device, CublasLt lt, long handle, GemmSpec s, long maxWorkspaceBytes,
+                         int requested) {
+        this.device = device;
+        this.lt = lt;
+        this.handle = handle;
+        this.spec = s;
+        device.makeCurrent();
+        desc = lt.matmulDescCreate(CublasLt.CUBLAS_COMPUTE_32F, CublasLt.CUDA_R_32F);
+        lt.matmulDescSetInt(desc, CublasLt.MATMUL_DESC_TRANSA, s.transB() ? CublasLt.CUBLAS_OP_T : CublasLt.CUBLAS_OP_N);
+        lt.matmulDescSetInt(desc, CublasLt.MATMUL_DESC_TRANSB, s.transA() ? CublasLt.CUBLAS_OP_T : CublasLt.CUBLAS_OP_N);
+        lt.matmulDescSetInt(desc, CublasLt.MATMUL_DESC_EPILOGUE, s.epilogue().cublas);
+        if (s.epilogue().hasBias()) {
+            lt.matmulDescSetInt(desc, CublasLt.MATMUL_DESC_BIAS_DATA_TYPE, s.biasType().cuda);
+        }
+        // our B: stored (k×n) row-major = col-major (n×k), ld n; or (n×k) row-major = col-major (k×n), ld k
+        aLayout = s.transB() ? layout(s.abType(), s.k(), s.n(), s.k(), (long) s.k() * s.n())
+                : layout(s.abType(), s.n(), s.k(), s.n(), (long) s.k() * s.n());
+        // our A: stored (m×k) = col-major (k×m), ld k; or (k×m) = col-major (m×k), ld m
+        bLayout = s.transA() ? layout(s.abType(), s.m(), s.k(), s.m(), (long) s.m() * s.k())
+                : layout(s.abType(), s.k(), s.m(), s.k(), (long) s.m() * s.k());
+        cLayout = layout(s.cdType(), s.n(), s.m(), s.n(), (long) s.m() * s.n());
+        dLayout = layout(s.cdType(), s.n(), s.m(), s.n(), (long) s.m() * s.n());
+        long pref = lt.preferenceCreate();
+        try {
+            lt.preferenceSetLong(pref, CublasLt.PREF_MAX_WORKSPACE_BYTES, maxWorkspaceBytes);
+            candidates = lt.algoGetHeuristic(handle, desc, aLayout, bLayout, cLayout, dLayout, pref, requested);
+        } finally {
+            lt.preferenceDestroy(pref);
+        }
+    }
+
+    private long layout(GemmSpec.DataType t, long rows, long cols, long ld, long batchStride) {
+        long l = lt.matrixLayoutCreate(t.cuda, rows, cols, ld);
+        if (spec.batch() > 1) {
+            lt.matrixLayoutSetInt(l, CublasLt.LAYOUT_BATCH_COUNT, spec.batch());
+            lt.matrixLayoutSetLong(l, CublasLt.LAYOUT_STRIDED_BATCH_OFFSET, batchStride);
+        }
+        return l;
+    }
+
+    /**
+     * Plans {@code spec} on {@code device} with a cuBLASLt handle owned by the caller
+     * ({@link CublasLtHandle}), asking the heuristic for up to {@code requested} algorithms
+     * that fit in {@code maxWorkspaceBytes}.
+     */
+    public static CublasLtGemm plan(CublasLtHandle handle, GemmSpec spec, long maxWorkspaceBytes, int requested) {
+        return new CublasLtGemm(handle.device(), handle.lt(), handle.handle(), spec, maxWorkspaceBytes, requested);
+    }
+
+    public GemmSpec spec() {
+        return spec;
+    }
+
+    /** Heuristic candidates, best first (possibly empty: then {@link #run} lets cuBLASLt choose). */
+    public List<CublasLt.Heuristic> candidates() {
+        return candidates;
+    }
+
+    /**
+     * Runs on {@code stream} with the best candidate. Pointers are device addresses; {@code c}
+     * may equal {@code d} (in-place residual) and is ignored when beta is 0; {@code bias} is
+     * read only when the epilogue has one.
+     */
+    public void run(CudaStream stream, long a, long b, long c, long d, long bias, float alpha, float beta,
+                    long workspace, long workspaceBytes) {
+        run(stream, a, b, c, d, bias, alpha, beta, workspace, workspaceBytes, 0);
+    }
+
+    /** As {@link #run}, with heuristic candidate {@code candidate} (for a timed sweep). */
+    public void run(CudaStream stream, long a, long b, long c, long d, long bias, float alpha, float beta,
+                    long workspace, long workspaceBytes, int candidate) {
+        device.makeCurrent();
+        if (spec.epilogue().hasBias()) {
+            // the attribute is read at each cublasLtMatmul, so setting it per call is cheap and safe
+            lt.matmulDescSetLong(desc, CublasLt.MATMUL_DESC_BIAS_POINTER, bias);
+        }
+        byte[] algo = candidates.isEmpty() ? null : candidates.get(candidate).algo();
+        lt.matmul(handle, desc, alpha, b, aLayout, a, bLayout, beta, c == 0 ? d : c, cLayout, d, dLayout, algo,
+                workspace, workspaceBytes, stream.handle());
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        lt.matrixLayoutDestroy(aLayout);
+        lt.matrixLayoutDestroy(bLayout);
+        lt.matrixLayoutDestroy(cLayout);
+        lt.matrixLayoutDestroy(dLayout);
+        lt.matmulDescDestroy(desc);
+    }
+}

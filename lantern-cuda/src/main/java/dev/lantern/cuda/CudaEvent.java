@@ -1,0 +1,61 @@
+package dev.lantern.cuda;
+
+import dev.lantern.cuda.ffi.CudaDriver;
+import dev.lantern.runtime.Event;
+
+/** A CUevent; timing events cost a little more to record, so they are opt-in. */
+public final class CudaEvent implements Event {
+    private final CudaDevice device;
+    private final CudaDriver driver;
+    private final boolean timing;
+    private final long handle;
+    private boolean closed;
+
+    CudaEvent(CudaDevice device, boolean timing) {
+        this.device = device;
+        this.driver = device.driver();
+        this.timing = timing;
+        device.makeCurrent();
+        this.handle = driver.eventCreate(timing ? CudaDriver.CU_EVENT_DEFAULT : CudaDriver.CU_EVENT_DISABLE_TIMING);
+    }
+
+    public long handle() {
+        return handle;
+    }
+
+    public boolean timing() {
+        return timing;
+    }
+
+    @Override
+    public boolean isComplete() {
+        device.makeCurrent();
+        return driver.eventQuery(handle);
+    }
+
+    @Override
+    public void synchronize() {
+        device.makeCurrent();
+        driver.eventSynchronize(handle);
+    }
+
+    @Override
+    public float elapsedMillisSince(Event start) {
+        CudaEvent s = CudaDevice.cuda(start);
+        if (!timing || !s.timing) {
+            throw new IllegalStateException("elapsed time needs two timing events");
+        }
+        device.makeCurrent();
+        return driver.eventElapsedTime(s.handle, handle);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        device.makeCurrent();
+        driver.eventDestroy(handle);
+    }
+}

@@ -1,0 +1,311 @@
+package dev.lantern.cuda.codegen;
+
+import dev.lantern.ir.DType;
+
+import java.util.List;
+
+/**
+ * The tensor-core attention kernel (FlashAttention-2 schedule) for head_dim 64 and 128,
+ * bf16 or f16, on sm_80+ ({@code mma.sync.m16n8k16}, f32 accumulators).
+ *
+ * <pre>
+ * CTA  = NW warps, BR = 16 * MT * NW query rows; each warp owns MT m16 tiles (16 * MT rows) of S, P, O.
+ * smem = Q[BR][D] | K[BC][D] | V[BC][D], bf16, rows of D/8 16-byte chunks, chunk c of row r
+ *        stored at c ^ (r % 8) so that ldmatrix's 8 row addresses hit 8 different bank groups.
+ * loop over key tiles j (causal: only tiles with a key &lt;= the CTA's last query):
+ *   wait K_j; barrier; cp.async V_j          (V_j lands while S is computed)
+ *   S = Q K_j^T   (Q fragments in registers when MT = 1, else re-read from smem; K by ldmatrix,
+ *                  each K fragment feeding MT MMAs)
+ *   mask (only diagonal and ragged tiles), online softmax in f32, log2 domain (scale folded
+ *   into the exp2 argument as one FFMA when scale &gt; 0)
+ *   wait V_j; barrier; cp.async K_j+1        (K_j+1 lands while P V is computed)
+ *   O += P V_j    (P re-packed from the S accumulators, V by ldmatrix.trans)
+ * O /= l, stored straight from the accumulators.
+ * </pre>
+ * Rows past seq_q / keys past seq_k are zero-filled by cp.async (src-size 0) and masked, so
+ * any sequence length is served. CTAs walk the query blocks of one (batch, head) together
+ * (K/V reuse in L2), the heaviest causal block first.
+ */
+final class AttentionMmaRenderer {
+    private final AttentionSpec spec;
+    private final CudaTarget.AttentionTile tile;
+    private final String t;
+
+    AttentionMmaRenderer(AttentionSpec spec, CudaTarget target) {
+        this.spec = spec;
+        this.tile = spec.headDim() == 64 ? target.attention64() : target.attention128();
+        this.t = CudaPrelude.cType(spec.dtype());
+        int chunks = spec.headDim() / 8;
+        int threads = tile.warps() * 32;
+        if ((tile.keyTile() * chunks) % threads != 0 || (tile.queryRows() * chunks) % threads != 0) {
+            throw new CodegenException(spec.name() + ": attention tile " + tile + " does not divide head_dim "
+                    + spec.headDim());
+        }
+        int smem = sharedBytes();
+        if (smem > target.sharedBytesPerBlock()) {
+            throw new CodegenException(spec.name() + ": attention needs " + smem + " bytes of shared memory, "
+                    + target.arch() + " allows " + target.sharedBytesPerBlock());
+        }
+    }
+
+    private int sharedBytes() {
+        return (tile.queryRows() + 2 * tile.keyTile() * tile.stages()) * spec.headDim() * 2;
+    }
+
+    CudaKernelSource render() {
+        CudaEmitter e = new CudaEmitter();
+        int d = spec.headDim();
+        int threads = tile.warps() * 32;
+        boolean qInRegisters = tile.rowTiles() == 1;
+        boolean foldScale = spec.scale() > 0;
+        CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim " + d
+                + ", tensor-core path (mma.sync m16n8k16, " + tile.warps() + " warps x " + tile.rowTiles()
+                + " row tiles, key tile " + tile.keyTile() + ", " + tile.stages() + " K/V stage(s))");
+        String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
+        String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
+        String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
+        e.linef("constexpr int D = %d, NW = %d, MT = %d, THREADS = NW * 32, BR = 16 * MT * NW, BC = %d, CH = D / 8;",
+                d, tile.warps(), tile.rowTiles(), tile.keyTile());
+        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
+        e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
+                ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
+        e.line("typedef " + t + " T;");
+        e.blank();
+        emitHelpers(e, mmaType, pack2, vec2);
+        List<KernelParam> params = AttentionParams.of(t);
+        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(" + threads + ")"), () -> {
+            e.line("extern __shared__ __align__(128) unsigned char lt_smem[];");
+            e.line("const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;");
+            e.line("const int qblocks = (seq_q + BR - 1) / BR;");
+            e.line("const long long bh = blockIdx.x / qblocks;");
+            e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
+            AttentionParams.emitBases(e, "T");
+            e.line("const unsigned sQ = (unsigned) __cvta_generic_to_shared(lt_smem);");
+            boolean twoStages = tile.stages() == 2;
+            if (twoStages) {
+                e.line("const unsigned sKV = sQ + BR * D * 2;  // stage s: K at sKV + s * 2 * BC * D * 2, V after it");
+            } else {
+                e.line("const unsigned sK = sQ + BR * D * 2, sV = sK + BC * D * 2;");
+            }
+            e.line("int nk = (seq_k + BC - 1) / BC;");
+            e.line("if (CAUSAL) nk = min(nk, (q0 + BR + BC - 1) / BC);  // tiles past the last query are fully masked");
+            e.line("lt_load_tile<BR>(sQ, qb, q_ss, q0, seq_q, tid);");
+            if (twoStages) {
+                e.block("if (nk > 0)", () -> {
+                    e.line("lt_load_tile<BC>(sKV, kb, k_ss, 0, seq_k, tid);");
+                    e.line("lt_load_tile<BC>(sKV + BC * D * 2, vb, v_ss, 0, seq_k, tid);");
+                });
+            } else {
+                e.line("if (nk > 0) lt_load_tile<BC>(sK, kb, k_ss, 0, seq_k, tid);");
+            }
+            e.line("lt_cp_commit();");
+            e.line("lt_cp_wait_all();");
+            e.line("__syncthreads();");
+            e.comment("ldmatrix lane roles: matrix m = lane / 8, row r = lane % 8 within it");
+            e.line("const int lm = lane >> 3, lr = lane & 7;");
+            e.comment("A-fragment address of (m-tile mt, k-step kk) of this warp's query rows in sQ");
+            e.line("#define LT_QADDR(mt, kk) (sQ + (((warp * MT + (mt)) * 16 + (lm & 1) * 8 + lr) * D "
+                    + "+ ((((kk) * 2 + (lm >> 1)) ^ lr) << 3)) * 2)");
+            if (qInRegisters) {
+                e.line("unsigned qf[D / 16][4];  // A fragments of this warp's 16 query rows, kept for the whole loop");
+                e.unrolled("kk", "D / 16", () -> e.line("lt_ldsm_x4(LT_QADDR(0, kk), qf[kk]);"));
+            }
+            e.line("float oacc[MT][D / 8][4];");
+            e.unrolled("mt", "MT", () -> e.unrolled("n", "D / 8",
+                    () -> e.line("oacc[mt][n][0] = oacc[mt][n][1] = oacc[mt][n][2] = oacc[mt][n][3] = 0.f;")));
+            e.line("float mrow[MT][2], lrow[MT][2];");
+            e.unrolled("mt", "MT", () -> e.line("mrow[mt][0] = mrow[mt][1] = -LT_INF; lrow[mt][0] = lrow[mt][1] = 0.f;"));
+            e.line("const int g = lane >> 2, t4 = lane & 3;");
+            e.line("const int qrow = q0 + warp * MT * 16 + g;  // this thread's rows: qrow + 16 mt + 8 h");
+            e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
+                if (twoStages) {
+                    e.line("const unsigned sK = sKV + (kt & 1) * (2 * BC * D * 2), sV = sK + BC * D * 2;");
+                    e.block("if (kt + 1 < nk)", () -> {
+                        e.line("const unsigned nK = sKV + ((kt + 1) & 1) * (2 * BC * D * 2);");
+                        e.line("lt_load_tile<BC>(nK, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+                        e.line("lt_load_tile<BC>(nK + BC * D * 2, vb, v_ss, (kt + 1) * BC, seq_k, tid);");
+                        e.line("lt_cp_commit();");
+                        e.line("lt_cp_wait_one();  // all but the tile just issued: K_kt and V_kt have landed");
+                    });
+                    e.block("else", () -> e.line("lt_cp_wait_all();"));
+                    e.line("__syncthreads();");
+                    emitScores(e, qInRegisters, foldScale);
+                    emitSoftmax(e, foldScale);
+                    emitPv(e);
+                    e.line("__syncthreads();  // every warp is done with this stage before it is refilled");
+                } else {
+                    e.block("if (kt > 0)", () -> {
+                        e.line("lt_cp_wait_all();  // K_kt has landed");
+                        e.line("__syncthreads();   // and every warp is done reading V_kt-1");
+                    });
+                    e.line("lt_load_tile<BC>(sV, vb, v_ss, kt * BC, seq_k, tid);");
+                    e.line("lt_cp_commit();");
+                    emitScores(e, qInRegisters, foldScale);
+                    emitSoftmax(e, foldScale);
+                    e.line("lt_cp_wait_all();  // V_kt has landed");
+                    e.line("__syncthreads();   // and every warp is done reading K_kt");
+                    e.block("if (kt + 1 < nk)", () -> {
+                        e.line("lt_load_tile<BC>(sK, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+                        e.line("lt_cp_commit();");
+                    });
+                    emitPv(e);
+                }
+            });
+            emitEpilogue(e, pack2, vec2);
+            e.line("#undef LT_QADDR");
+        });
+        int smem = sharedBytes();
+        int br = tile.queryRows();
+        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
+        return new CudaKernelSource(spec.name(), e.text(), params, rule,
+                ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "mma");
+    }
+
+    private void emitHelpers(CudaEmitter e, String mmaType, String pack2, String vec2) {
+        e.block("__device__ __forceinline__ void lt_cp_async16(unsigned dst, const void* src, bool valid)", () -> {
+            e.comment("src-size 0 zero-fills the 16 bytes: rows past the sequence end read as zeros");
+            e.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), "
+                    + "\"r\"(valid ? 16 : 0));");
+        });
+        e.line("__device__ __forceinline__ void lt_cp_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }");
+        e.line("__device__ __forceinline__ void lt_cp_wait_all() { asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\"); }");
+        if (tile.stages() == 2) {
+            e.line("__device__ __forceinline__ void lt_cp_wait_one() { asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\"); }");
+        }
+        e.block("__device__ __forceinline__ void lt_ldsm_x4(unsigned addr, unsigned (&r)[4])", () ->
+                e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
+                        + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
+        e.block("__device__ __forceinline__ void lt_ldsm_x4_t(unsigned addr, unsigned (&r)[4])", () ->
+                e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
+                        + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
+        e.comment("c += a * b: m16n8k16, A row-major 16x16, B column-major 16x8, f32 accumulators");
+        e.block("__device__ __forceinline__ void lt_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)", () ->
+                e.line("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + mmaType + "." + mmaType
+                        + ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\" "
+                        + ": \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3]) "
+                        + ": \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1));"));
+        e.block("__device__ __forceinline__ unsigned lt_pack(float lo, float hi)", () -> {
+            e.line(vec2 + " h = " + pack2 + "(lo, hi);");
+            e.line("return *reinterpret_cast<unsigned*>(&h);");
+        });
+        e.comment("ROWS x D tile of rows row0.. of g (row stride in elements) into swizzled smem at sbase");
+        e.line("template <int ROWS>");
+        e.block("__device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, "
+                + "int row0, int nrows, int tid)", () -> {
+            e.unrolled("it", "ROWS * CH / THREADS", () -> {
+                e.line("const int i = tid + it * THREADS, r = i / CH, c = i % CH;");
+                e.line("const bool ok = row0 + r < nrows;");
+                e.line("const T* src = g + (ok ? (long long) (row0 + r) * stride : 0LL) + c * 8;");
+                e.line("lt_cp_async16(sbase + (r * D + ((c ^ (r & 7)) << 3)) * 2, src, ok);");
+            });
+        });
+        e.blank();
+    }
+
+    private void emitScores(CudaEmitter e, boolean qInRegisters, boolean foldScale) {
+        e.line("float s[MT][BC / 8][4];");
+        e.unrolled("mt", "MT", () -> e.unrolled("n", "BC / 8",
+                () -> e.line("s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;")));
+        e.unrolled("kk", "D / 16", () -> {
+            if (!qInRegisters) {
+                e.line("unsigned qa[MT][4];");
+                e.unrolled("mt", "MT", () -> e.line("lt_ldsm_x4(LT_QADDR(mt, kk), qa[mt]);"));
+            }
+            String a = qInRegisters ? "qf[kk]" : "qa[mt]";
+            e.unrolled("np", "BC / 16", () -> {
+                e.comment("B fragments of two 8-key n-tiles: keys np*16 + (lm/2)*8 + lr, dims kk*16 + (lm%2)*8");
+                e.line("const int key = np * 16 + (lm >> 1) * 8 + lr, ch = kk * 2 + (lm & 1);");
+                e.line("unsigned b[4];");
+                e.line("lt_ldsm_x4(sK + (key * D + ((ch ^ lr) << 3)) * 2, b);");
+                e.unrolled("mt", "MT", () -> {
+                    e.line("lt_mma(s[mt][2 * np], " + a + ", b[0], b[1]);");
+                    e.line("lt_mma(s[mt][2 * np + 1], " + a + ", b[2], b[3]);");
+                });
+            });
+        });
+        if (!foldScale) {
+            e.unrolled("mt", "MT", () -> e.unrolled("n", "BC / 8",
+                    () -> e.unrolled("i", "4", () -> e.line("s[mt][n][i] *= SCALE_LOG2;"))));
+        }
+        e.line("const int k0 = kt * BC;");
+        e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > q0))", () -> {
+            e.comment("a ragged or diagonal tile: mask keys past seq_k and, causal, keys after the query");
+            e.unrolled("mt", "MT", () -> e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
+                e.line("const int col = k0 + n * 8 + 2 * t4 + (i & 1), row = qrow + mt * 16 + (i >> 1) * 8;");
+                e.line("if (col >= seq_k || (CAUSAL && col > row)) s[mt][n][i] = -LT_INF;");
+            })));
+        });
+    }
+
+    private void emitSoftmax(CudaEmitter e, boolean foldScale) {
+        e.unrolled("mt", "MT", () -> e.unrolled("h", "2", () -> {
+            e.comment("row qrow + 16 mt + 8 h: this thread holds s[mt][n][2h..2h+1]; its quad holds the row");
+            e.line("float mx = mrow[mt][h];");
+            e.unrolled("n", "BC / 8", () -> e.line("mx = fmaxf(mx, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));"));
+            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
+            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
+            e.line("const float muse = mx == -LT_INF ? 0.f : mx;  // all masked so far: keep exp2 finite");
+            if (foldScale) {
+                e.comment("scores are raw here (scale > 0 keeps the max): exp2(s * scale*log2e - max * scale*log2e)");
+                e.line("const float corr = exp2f((mrow[mt][h] - muse) * SCALE_LOG2);");
+                e.line("const float mneg = -muse * SCALE_LOG2;");
+            } else {
+                e.line("const float corr = exp2f(mrow[mt][h] - muse);");
+            }
+            e.line("mrow[mt][h] = mx;");
+            e.line("float ls = 0.f;");
+            e.unrolled("n", "BC / 8", () -> {
+                if (foldScale) {
+                    e.line("s[mt][n][2 * h] = exp2f(fmaf(s[mt][n][2 * h], SCALE_LOG2, mneg));");
+                    e.line("s[mt][n][2 * h + 1] = exp2f(fmaf(s[mt][n][2 * h + 1], SCALE_LOG2, mneg));");
+                } else {
+                    e.line("s[mt][n][2 * h] = exp2f(s[mt][n][2 * h] - muse);");
+                    e.line("s[mt][n][2 * h + 1] = exp2f(s[mt][n][2 * h + 1] - muse);");
+                }
+                e.line("ls += s[mt][n][2 * h] + s[mt][n][2 * h + 1];");
+            });
+            e.line("lrow[mt][h] = lrow[mt][h] * corr + ls;  // per-thread partial; the quad sum comes at the end");
+            e.unrolled("n", "D / 8", () -> {
+                e.line("oacc[mt][n][2 * h] *= corr;");
+                e.line("oacc[mt][n][2 * h + 1] *= corr;");
+            });
+        }));
+    }
+
+    private void emitPv(CudaEmitter e) {
+        e.unrolled("j", "BC / 16", () -> {
+            e.comment("P as A fragments: k-step j covers keys 16j..16j+15 = the S n-tiles 2j and 2j+1");
+            e.line("unsigned pa[MT][4];");
+            e.unrolled("mt", "MT", () -> {
+                e.line("pa[mt][0] = lt_pack(s[mt][2 * j][0], s[mt][2 * j][1]);");
+                e.line("pa[mt][1] = lt_pack(s[mt][2 * j][2], s[mt][2 * j][3]);");
+                e.line("pa[mt][2] = lt_pack(s[mt][2 * j + 1][0], s[mt][2 * j + 1][1]);");
+                e.line("pa[mt][3] = lt_pack(s[mt][2 * j + 1][2], s[mt][2 * j + 1][3]);");
+            });
+            e.unrolled("dp", "D / 16", () -> {
+                e.comment("V fragments (transposed): keys j*16 + (lm%2)*8 + lr, dims dp*16 + (lm/2)*8");
+                e.line("const int key = j * 16 + (lm & 1) * 8 + lr, ch = dp * 2 + (lm >> 1);");
+                e.line("unsigned b[4];");
+                e.line("lt_ldsm_x4_t(sV + (key * D + ((ch ^ lr) << 3)) * 2, b);");
+                e.unrolled("mt", "MT", () -> {
+                    e.line("lt_mma(oacc[mt][2 * dp], pa[mt], b[0], b[1]);");
+                    e.line("lt_mma(oacc[mt][2 * dp + 1], pa[mt], b[2], b[3]);");
+                });
+            });
+        });
+    }
+
+    private void emitEpilogue(CudaEmitter e, String pack2, String vec2) {
+        e.unrolled("mt", "MT", () -> e.unrolled("h", "2", () -> {
+            e.line("float l = lrow[mt][h];");
+            e.line("l += __shfl_xor_sync(0xffffffffu, l, 1);");
+            e.line("l += __shfl_xor_sync(0xffffffffu, l, 2);");
+            e.line("const float inv = l > 0.f ? 1.f / l : 0.f;");
+            e.line("const int row = qrow + mt * 16 + h * 8;");
+            e.block("if (row < seq_q)", () -> e.unrolled("n", "D / 8", () -> {
+                e.line("*reinterpret_cast<" + vec2 + "*>(ob + row * o_ss + n * 8 + 2 * t4) = "
+                        + pack2 + "(oacc[mt][n][2 * h] * inv, oacc[mt][n][2 * h + 1] * inv);");
+            }));
+        }));
+    }
+}

@@ -1,0 +1,100 @@
+package dev.lantern.cuda.codegen;
+
+import dev.lantern.ir.DType;
+
+import java.util.Set;
+
+/**
+ * What the renderers need to know about one GPU: data, not control flow. A renderer reads
+ * its tile choices from here, so another GPU is another constant, not another branch.
+ *
+ * @param arch              the nvcc / NVRTC architecture name, e.g. {@code sm_90}
+ * @param smCount           multiprocessors, for grid sizing of grid-stride loops
+ * @param warpSize          threads per warp
+ * @param maxThreadsPerBlock upper bound on a CTA
+ * @param sharedBytesPerBlock the opt-in dynamic shared-memory limit of one CTA
+ * @param vectorBytes       width of one vector load or store (16 bytes: LDG.128)
+ * @param dtypes            storage types the kernels accept
+ * @param rowVectorsPerThread how many 16-byte vectors one thread keeps of a row in the
+ *                          row-in-registers norm and softmax kernels (loads in flight)
+ * @param attention64       tile choice of the fused attention at head_dim 64
+ * @param attention128      tile choice of the fused attention at head_dim 128
+ * @param tensorCoreMma     whether {@code mma.sync.m16n8k16} on bf16/f16 exists (sm_80+)
+ */
+public record CudaTarget(
+        String arch,
+        int smCount,
+        int warpSize,
+        int maxThreadsPerBlock,
+        int sharedBytesPerBlock,
+        int vectorBytes,
+        Set<DType> dtypes,
+        int rowVectorsPerThread,
+        AttentionTile attention64,
+        AttentionTile attention128,
+        boolean tensorCoreMma) {
+
+    /**
+     * Tiles of the tensor-core attention: {@code warps} warps per CTA, each owning
+     * {@code rowTiles} x 16 query rows, K/V tiles of {@code keyTile} keys, {@code stages} K/V
+     * buffers. With two row tiles each K/V fragment read from shared memory feeds twice the
+     * MMAs (and Q is re-read from shared memory instead of kept in registers). One stage is
+     * FlashAttention-2's interleave (V_j loads during S = QK_j^T, K_j+1 during PV_j); two
+     * stages load K_j+1 and V_j+1 together during all of tile j.
+     */
+    public record AttentionTile(int warps, int rowTiles, int keyTile, int stages) {
+        public AttentionTile {
+            if (warps < 1 || warps > 16 || rowTiles < 1 || rowTiles > 2 || keyTile < 16 || keyTile % 16 != 0
+                    || stages < 1 || stages > 2) {
+                throw new IllegalArgumentException("bad attention tile " + warps + "/" + rowTiles + "/" + keyTile
+                        + "/" + stages);
+            }
+        }
+
+        public int queryRows() {
+            return 16 * rowTiles * warps;
+        }
+
+        /** A short name for dumps and sweeps: {@code w4m2k32s1}. */
+        public String tag() {
+            return "w" + warps + "m" + rowTiles + "k" + keyTile + "s" + stages;
+        }
+    }
+
+    /** NVIDIA H200 (and H100 SXM): sm_90, 132 SMs, 227 KiB opt-in shared memory per CTA. */
+    public static final CudaTarget H200 = new CudaTarget(
+            "sm_90", 132, 32, 1024, 227 * 1024, 16,
+            Set.of(DType.F32, DType.F16, DType.BF16),
+            4, new AttentionTile(4, 1, 64, 1), new AttentionTile(4, 1, 64, 1), true);
+
+    public CudaTarget {
+        dtypes = Set.copyOf(dtypes);
+        if (vectorBytes != 16 && vectorBytes != 8) {
+            throw new IllegalArgumentException("vectorBytes must be 8 or 16, got " + vectorBytes);
+        }
+    }
+
+    /** Elements of {@code dtype} in one vector load. */
+    public int vectorWidth(DType dtype) {
+        return vectorBytes / dtype.bytes();
+    }
+
+    /** A copy with other attention tile choices: the basic tile sweep renders each. */
+    public CudaTarget withAttention(AttentionTile tile64, AttentionTile tile128) {
+        return new CudaTarget(arch, smCount, warpSize, maxThreadsPerBlock, sharedBytesPerBlock, vectorBytes,
+                dtypes, rowVectorsPerThread, tile64, tile128, tensorCoreMma);
+    }
+
+    /** A copy with another number of row vectors per thread for the row kernels. */
+    public CudaTarget withRowVectorsPerThread(int vectors) {
+        return new CudaTarget(arch, smCount, warpSize, maxThreadsPerBlock, sharedBytesPerBlock, vectorBytes,
+                dtypes, vectors, attention64, attention128, tensorCoreMma);
+    }
+
+    void requireDtype(DType dtype, String what) {
+        if (!dtypes.contains(dtype)) {
+            throw new CodegenException(what + ": dtype " + dtype + " is not supported on " + arch
+                    + " (supported: " + dtypes + ")");
+        }
+    }
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the folder the GPU harness runs from: every BenchmarkKernels kernel (plus the attention
+# tile sweep) as .cu, its sm_90 cubin (nvcc -O3, no -lineinfo) and manifest.json, with the
+# harness scripts beside them. Run from the repository root after `./mvnw -pl lantern-cuda -am
+# test-compile`:
+#     lantern-cuda/src/test/cuda/prepare.sh /work/main/.gpu-codegen
+# then on the GPU machine:
+#     cd .gpu-codegen && python3 nvrtc_check.py kernels && python3 harness.py kernels $OUT/results.json
+set -euo pipefail
+dest=${1:?usage: prepare.sh DEST_DIR}
+java=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
+cp=lantern-cuda/target/classes:lantern-cuda/target/test-classes:lantern-core/target/classes
+rm -rf "$dest" && mkdir -p "$dest/kernels"
+"$java" -cp "$cp" dev.lantern.cuda.codegen.DumpKernels "$dest/kernels"
+ls "$dest"/kernels/*.cu | xargs -P "$(nproc)" -I{} sh -c \
+  'nvcc -arch=sm_90 -cubin -O3 -std=c++17 -o "${1%.cu}.cubin" "$1"' _ {}
+cp lantern-cuda/src/test/cuda/harness.py lantern-cuda/src/test/cuda/nvrtc_check.py "$dest/"
+echo "prepared $(ls "$dest"/kernels/*.cubin | wc -l) kernels in $dest"

@@ -1,0 +1,153 @@
+package dev.lantern.cuda.codegen;
+
+import dev.lantern.ir.DType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static dev.lantern.ir.DType.BF16;
+import static dev.lantern.ir.DType.F32;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Path choice, launch configurations, NVRTC-cleanliness and bad input of every kernel family. */
+class KernelSpecTest {
+    private static final CudaTarget H200 = CudaTarget.H200;
+
+    static Stream<KernelSpec> specs() {
+        return BenchmarkKernels.all().stream();
+    }
+
+    @ParameterizedTest
+    @MethodSource("specs")
+    void everyKernelIsOneUnmangledEntryWithOnlyTheAllowedHeaders(KernelSpec spec) {
+        CudaKernelSource src = spec.render(H200);
+        assertEquals(spec.name(), src.entry());
+        String text = src.source();
+        Matcher m = Pattern.compile("extern \"C\" __global__ void (__launch_bounds__\\(\\d+\\) )?(\\w+)\\(").matcher(text);
+        assertTrue(m.find(), "no extern \"C\" __global__ entry");
+        assertEquals(spec.name(), m.group(2));
+        assertFalse(m.find(), "more than one entry");
+        List<String> includes = text.lines().filter(l -> l.startsWith("#include")).toList();
+        assertEquals(List.of("#include <cuda_bf16.h>", "#include <cuda_fp16.h>"), includes);
+        assertEquals(text.chars().filter(c -> c == '{').count(), text.chars().filter(c -> c == '}').count());
+        // the params listed are the signature's, in order
+        String sig = text.substring(text.indexOf(spec.name() + "(") + spec.name().length() + 1);
+        sig = sig.substring(0, sig.indexOf(')'));
+        assertEquals(String.join(", ", src.params().stream().map(KernelParam::toString).toList()), sig);
+        assertEquals(64, src.sourceHash().length());
+        assertEquals(src.sourceHash(), spec.render(H200).sourceHash(), "rendering is deterministic");
+        LaunchConfig l = src.launch();
+        assertTrue(l.threads() % 32 == 0, "block of whole warps: " + l);
+        assertTrue(l.dynamicSharedBytes() <= H200.sharedBytesPerBlock());
+    }
+
+    @Test
+    void normTakesTheRegisterPathWhenTheRowSplitsIntoVectors() {
+        CudaKernelSource fast = NormSpec.rms("n", 16384, 4096, 1e-6, BF16).render(H200);
+        assertEquals("registers", fast.variant());
+        assertEquals(LaunchConfig.linear(16384, 128, 0), fast.launch());
+        assertEquals(LaunchConfig.linear(7, 128, 0), fast.launch(ProblemSize.of(7)));
+        assertTrue(fast.requiresAligned16());
+        assertEquals("general", NormSpec.rms("n", 10, 4100, 1e-6, BF16).render(H200).variant());
+        assertFalse(NormSpec.rms("n", 10, 4100, 1e-6, BF16).render(H200).requiresAligned16());
+        assertEquals("general", NormSpec.layer("n", 10, 1000, 1e-5, BF16, true).render(H200).variant());
+        assertEquals("registers", NormSpec.rms("n", 10, 256, 1e-6, BF16).render(H200).variant());
+    }
+
+    @Test
+    void softmaxPathAndMask() {
+        CudaKernelSource s = new SoftmaxSpec("s", 4096, 1024, 0.125, true, 1024, BF16, BF16).render(H200);
+        assertEquals("registers", s.variant());
+        assertTrue(s.source().contains("row % 1024LL"));
+        assertEquals("general", SoftmaxSpec.plain("s", 8, 1000, BF16).render(H200).variant());
+    }
+
+    @Test
+    void elementwiseChoosesVectorOrScalarFromStrides() {
+        List<Long> shape = List.of(64L, 4096L);
+        var full = ElementwiseSpec.Operand.contiguous(BF16, shape);
+        var bias = new ElementwiseSpec.Operand(BF16, List.of(0L, 1L));
+        var col = new ElementwiseSpec.Operand(F32, List.of(1L, 0L));
+        var add = new ElementwiseSpec.Step(ElementwiseOp.ADD, List.of(0, 1));
+        assertEquals("vector", new ElementwiseSpec("e", shape, List.of(full, bias), List.of(add), BF16).render(H200).variant());
+        assertEquals("vector", new ElementwiseSpec("e", shape, List.of(full, col), List.of(add), BF16).render(H200).variant());
+        List<Long> odd = List.of(64L, 4095L);
+        var oddBias = new ElementwiseSpec.Operand(BF16, List.of(0L, 1L));
+        assertEquals("scalar", new ElementwiseSpec("e", odd,
+                List.of(ElementwiseSpec.Operand.contiguous(BF16, odd), oddBias), List.of(add), BF16).render(H200).variant());
+        // contiguous operands of an odd size: vector body plus scalar tail
+        CudaKernelSource tail = new CastSpec("c", 1001, BF16, F32).render(H200);
+        assertEquals("vector", tail.variant());
+        assertTrue(tail.source().contains("scalar tail"));
+        // a transposed operand cannot use vectors
+        var transposed = new ElementwiseSpec.Operand(BF16, List.of(1L, 64L));
+        assertEquals("scalar", new ElementwiseSpec("e", shape, List.of(full, transposed), List.of(add), BF16)
+                .render(H200).variant());
+    }
+
+    @Test
+    void elementwiseRejectsBadChains() {
+        List<Long> shape = List.of(8L);
+        var in = ElementwiseSpec.Operand.contiguous(BF16, shape);
+        assertThrows(CodegenException.class, () -> new ElementwiseSpec("e", shape, List.of(in),
+                List.of(new ElementwiseSpec.Step(ElementwiseOp.ADD, List.of(0, 1))), BF16));
+        assertThrows(CodegenException.class, () -> new ElementwiseSpec("e", shape, List.of(in),
+                List.of(new ElementwiseSpec.Step(ElementwiseOp.NEG, List.of(0, 0))), BF16));
+        assertThrows(CodegenException.class, () -> new ElementwiseSpec("bad name", shape, List.of(in), List.of(), BF16));
+        assertThrows(CodegenException.class, () -> new ElementwiseSpec("e", shape,
+                List.of(new ElementwiseSpec.Operand(BF16, List.of(1L, 1L))), List.of(), BF16));
+        assertThrows(CodegenException.class, () -> new ElementwiseSpec("e", shape, List.of(in), List.of(), DType.I64)
+                .render(H200));
+    }
+
+    @Test
+    void ropePaths() {
+        assertEquals("vector", RopeSpec.rotateHalf("r", 512, 1024, 128, 1e4, BF16).render(H200).variant());
+        assertEquals("general", RopeSpec.rotateHalf("r", 4, 7, 36, 1e4, BF16).render(H200).variant());
+        assertThrows(CodegenException.class, () -> RopeSpec.rotateHalf("r", 4, 7, 35, 1e4, BF16));
+        assertThrows(CodegenException.class, () -> RopeSpec.rotateHalf("r", 4, 7, 64, -1, BF16));
+    }
+
+    @Test
+    void permuteCopiesOrTiles() {
+        assertEquals("vector", new PermuteSpec("p", List.of(2L, 16L, 4L, 64L), List.of(0, 2, 1, 3), BF16)
+                .render(H200).variant());
+        assertEquals("tiled", new PermuteSpec("p", List.of(2L, 16L, 64L), List.of(0, 2, 1), BF16).render(H200).variant());
+        // a size-1 axis moving does not make a transpose
+        assertEquals("vector", new PermuteSpec("p", List.of(16L, 1L, 64L), List.of(1, 0, 2), BF16).render(H200).variant());
+        assertThrows(CodegenException.class, () -> new PermuteSpec("p", List.of(2L, 3L), List.of(0, 0), BF16));
+    }
+
+    @Test
+    void attentionFastPathOnlyForItsHeadDims() {
+        AttentionSpec a = AttentionSpec.of("a", 16, 32, 1024, 1024, 128, true, BF16);
+        CudaKernelSource src = a.render(H200);
+        assertEquals("mma", src.variant());
+        assertTrue(src.source().contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+        assertTrue(src.source().contains("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
+        assertTrue(src.source().contains("cp.async.cg.shared.global"));
+        int br = H200.attention128().queryRows();
+        assertEquals(16L * 32 * (1024 / br), src.launch().gridX());
+        assertEquals("mma", AttentionSpec.of("a", 1, 1, 7, 9, 64, false, DType.F16).render(H200).variant());
+        assertEquals("general", AttentionSpec.of("a", 1, 1, 7, 9, 80, false, BF16).render(H200).variant());
+        assertEquals("general", AttentionSpec.of("a", 1, 1, 7, 9, 128, false, F32).render(H200).variant());
+        assertEquals(4.0 * 16 * 32 * 1024 * 1024 * 128 * 0.5, a.flops());
+        assertThrows(CodegenException.class, () -> AttentionSpec.of("a", 1, 1, 0, 9, 64, false, BF16));
+    }
+
+    @Test
+    void floatLiteralsRoundTripAndStayParenthesised() {
+        assertEquals("0.125f", ElementwiseRenderer.floatLiteral(0.125));
+        assertEquals("(-0.5f)", ElementwiseRenderer.floatLiteral(-0.5));
+        assertEquals("1.0e-6f", ElementwiseRenderer.floatLiteral(1e-6));
+        assertEquals("LT_INF", ElementwiseRenderer.floatLiteral(Double.POSITIVE_INFINITY));
+    }
+}
