@@ -8,7 +8,8 @@ package dev.lantern.cpu;
  * @param alpha    scale of the product (1 for a plain matmul; attention's 1/√d when fused)
  * @param bias     (N), broadcast over rows and batches; or null
  * @param act      activation applied after the bias (IDENTITY for none)
- * @param residual a view with C's full shape (batch..., M, N), or broadcastable to it; or null
+ * @param residual a view with C's full shape (batch..., M, N), or broadcastable to it; or null.
+ *                 It may alias C (an in-place C += A·B): each row is read before it is written.
  */
 public record GemmEpilogue(float alpha, View bias, UnaryFn act, View residual) {
     public static final GemmEpilogue NONE = new GemmEpilogue(1f, null, UnaryFn.IDENTITY, null);

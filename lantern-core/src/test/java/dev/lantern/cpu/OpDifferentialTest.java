@@ -114,7 +114,6 @@ class OpDifferentialTest {
         Node n = c.node(g);
         boolean exact = n.op().isElementwise() || n.op().kind() == OpKind.VIEW || n.op().kind() == OpKind.MOVEMENT;
         double tol = c.dtype() != F32 || n.type().dtype() != F32 ? 1e-2 : exact ? 1e-6 : 1e-5;
-        System.out.printf("%-70s err=%.3g tol=%.0e%n", c + " seed=" + seed, Diff.relErr(out, ref), tol);
         Diff.assertClose(out, ref, tol, c + " seed=" + seed);
     }
 
