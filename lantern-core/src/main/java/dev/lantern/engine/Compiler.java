@@ -47,7 +47,7 @@ public final class Compiler {
         List<Kernel> kernels = partition.kernels(cur);
         MemoryPlan plan = MemoryPlanner.plan(cur, kernels);
         long saved = traffic(partition.kernels(before)) - traffic(kernels);
-        return new CompiledModel(g, cur, kernels, plan, FusionCoverage.of(before, cur), saved, options, dumps);
+        return new CompiledModel(g, before, cur, kernels, plan, FusionCoverage.of(before, cur), saved, options, dumps);
     }
 
     /** Σ over kernels of the bytes each reads and writes once: a first-order memory-traffic estimate. */
