@@ -1,7 +1,6 @@
 package dev.lantern.cpu;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 
 import java.util.Arrays;
 
@@ -79,7 +78,7 @@ public final class Attention {
                 }
                 scores(qs, i * d, kT, d, limit, p);
                 float mNew = Math.max(m[i], Rows.max(p, limit));
-                float corr = (float) Math.exp(m[i] - mNew); // 0 on the first block (m = −inf)
+                float corr = VMath.exp(m[i] - mNew); // 0 on the first block (m = −inf)
                 float sum = expShifted(p, limit, mNew);
                 l[i] = l[i] * corr + sum;
                 m[i] = mNew;
@@ -186,14 +185,14 @@ public final class Attention {
         if (CpuConfig.VECTOR) {
             FloatVector total = FloatVector.zero(F);
             for (int bound = F.loopBound(n); j < bound; j += F.length()) {
-                FloatVector x = FloatVector.fromArray(F, p, j).sub(max).lanewise(VectorOperators.EXP);
+                FloatVector x = VMath.exp(FloatVector.fromArray(F, p, j).sub(max));
                 x.intoArray(p, j);
                 total = total.add(x);
             }
-            sum = total.reduceLanes(VectorOperators.ADD);
+            sum = Rows.hsum(total);
         }
         for (; j < n; j++) {
-            p[j] = (float) Math.exp(p[j] - max);
+            p[j] = VMath.exp(p[j] - max);
             sum += p[j];
         }
         return sum;
