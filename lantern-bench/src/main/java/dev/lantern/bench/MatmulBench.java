@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * f32 GEMM, Lantern's CPU kernel against ONNX Runtime's MLAS, on the same inputs in the same JVM.
  * Shapes are M×K×N: Y (M, N) = A (M, K) · B (K, N), row-major. Both sides write into a
  * preallocated output (ORT through pinned outputs), so neither pays an allocation per call, and
- * both use every core (ORT intra-op threads = Lantern's pool = availableProcessors).
+ * both use every core (ORT intra-op threads = Lantern's pool = availableProcessors; for a diagnosis,
+ * -Dbench.ort.threads and -Dlantern.cpu.threads change them).
  * GFLOP/s = 2·M·K·N / time; scripts/bench-cpu turns JMH's times into that summary.
  */
 @State(Scope.Benchmark)
@@ -70,7 +71,7 @@ public class MatmulBench {
 
         env = OrtEnvironment.getEnvironment();
         OrtSession.SessionOptions opts = new OrtSession.SessionOptions();
-        opts.setIntraOpNumThreads(Runtime.getRuntime().availableProcessors());
+        opts.setIntraOpNumThreads(Integer.getInteger("bench.ort.threads", Runtime.getRuntime().availableProcessors()));
         opts.setInterOpNumThreads(1);
         opts.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
         session = env.createSession(OnnxMatMul.model(m, k, n), opts);

@@ -1,6 +1,7 @@
 package dev.lantern.cli;
 
-import dev.lantern.cpu.EagerExecutor;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.DemoMetrics;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
@@ -8,15 +9,10 @@ import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.GraphHash;
 import dev.lantern.ir.IrPrinter;
-import dev.lantern.ir.Node;
-import dev.lantern.reference.ReferenceInterpreter;
-import dev.lantern.reference.RefTensor;
-import dev.lantern.tensor.Philox;
-import dev.lantern.tensor.Tensor;
+import dev.lantern.ir.LanternException;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +27,7 @@ final class DemoCommand {
     private DemoCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("demo", argv, Set.of("json"), Set.of("config", "dump-ir", "device", "seed", "runs", "amp"));
+        Args a = Args.parse("demo", argv, Set.of("json", "force"), Set.of("config", "dump-ir", "device", "seed", "runs", "amp"));
         if (!a.positional().isEmpty()) {
             throw new UsageException("demo: unexpected argument '" + a.positional().getFirst() + "'");
         }
@@ -41,28 +37,29 @@ final class DemoCommand {
             throw new UsageException("demo: --device must be auto, cpu or cuda, found '" + device + "'");
         }
         long seed = a.getLong("demo", "seed", 0);
-        int runs = a.getInt("demo", "runs", 20, 1, 100000);
+        int runs = a.getInt("demo", "runs", 15, 1, 100000);
 
         Model model = TransformerBlock.build(cfg, DType.F32);
         Graph g = model.graph();
         if (a.get("dump-ir", null) != null) {
             Files2.writeAtomically(Path.of(a.get("dump-ir", null)), IrPrinter.print(g));
         }
-        Map<String, Tensor> feeds = feeds(model, seed);
-        Map<String, RefTensor> ref = ReferenceInterpreter.run(g, feeds);
-
-        EagerExecutor eager = new EagerExecutor();
-        Map<String, Tensor> result = null;
-        double[] ms = new double[runs];
-        for (int i = -2; i < runs; i++) { // two warm-up forwards
-            long t0 = System.nanoTime();
-            result = eager.run(g, feeds);
-            if (i >= 0) {
-                ms[i] = (System.nanoTime() - t0) / 1e6;
-            }
+        if (device.equals("cuda")) {
+            throw new LanternException("no usable CUDA device: " + String.join("; ", CudaInfo.report().stream()
+                    .filter(l -> l.startsWith("cuda:")).toList()));
         }
-        String outName = g.outputs().getFirst();
-        double relErr = relErr(result.get(outName).toFloats(), ref.get(outName).data());
+        if (device.equals("auto")) {
+            err.println("lantern demo: no usable GPU, the CPU backend serves (see lantern doctor)");
+        }
+        if (cfg.flops() > CPU_FLOP_LIMIT && !a.flag("force")) {
+            throw new LanternException(String.format(java.util.Locale.ROOT,
+                    "config %s needs %.1f TFLOP per forward (and a float64 reference of the same): too much for the CPU; "
+                            + "use a GPU, a small config (cpu-small, encoder-small, decoder-small) or --force",
+                    cfg.name(), cfg.flops() / 1e12));
+        }
+        CompileOptions options = CompileOptions.defaults().withAmp(CompileOptions.Amp.parse(a.get("amp", "none")));
+        DemoMetrics m = DemoMetrics.measure(model, seed, options, 3, runs);
+        double tolerance = options.amp() == CompileOptions.Amp.NONE ? 1e-5 : 1e-2;
 
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("device", "cpu");
@@ -70,46 +67,36 @@ final class DemoCommand {
                 + jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorBitSize() + "-bit vectors");
         r.put("config", cfg.name());
         r.put("shape", cfg.batch() + "x" + cfg.seq() + "x" + cfg.hidden());
-        r.put("dtype", "f32");
+        r.put("dtype", options.amp() == CompileOptions.Amp.NONE ? "f32" : "f32, amp " + options.amp().name().toLowerCase());
         r.put("graph_hash", GraphHash.of(g));
         r.put("ops", g.computeNodes().size());
-        r.put("ms", round(median(ms), 4));
-        r.put("rel_err", relErr);
+        r.put("ms", round(m.compiledMs(), 4));
+        r.put("rel_err", m.relErr());
+        r.put("rel_err_vs_f32", m.relErrVsEager());
+        r.put("kernels", m.kernels());
+        r.put("fusion_coverage", round(m.fusionCoverage(), 4));
+        r.put("eager_ms", round(m.eagerMs(), 4));
+        r.put("compiled_ms", round(m.compiledMs(), 4));
+        r.put("speedup", round(m.speedup(), 3));
+        r.put("planned_peak_bytes", m.plannedPeakBytes());
+        r.put("lower_bound_bytes", m.lowerBoundBytes());
+        r.put("naive_bytes", m.naiveBytes());
+        r.put("cache_key", m.cacheKey());
         r.put("seed", seed);
         if (a.flag("json")) {
             out.println(Json.write(r));
         } else {
             printTable(out, r);
         }
-        return Double.isFinite(relErr) && relErr <= 1e-5 ? 0 : 1;
-    }
-
-    /** Weights from the model's initialisers and an input x ~ N(0, 1), all drawn from {@code seed}. */
-    static Map<String, Tensor> feeds(Model model, long seed) {
-        Map<String, Tensor> f = new LinkedHashMap<>(model.parameters(seed));
-        for (Node in : model.graph().inputs()) {
-            String name = in.attrs().getString("name", in.name());
-            f.put(name, Philox.normal(Tensor.allocate(in.type()), Philox.key(seed, "input." + name), 1f));
+        if (!(Double.isFinite(m.relErr()) && m.relErr() <= tolerance)) {
+            err.printf("lantern demo: relative error %.3e is over the tolerance %.0e%n", m.relErr(), tolerance);
+            return 1;
         }
-        return f;
+        return 0;
     }
 
-    static double relErr(float[] out, double[] ref) {
-        double num = 0;
-        double den = 0;
-        for (int i = 0; i < ref.length; i++) {
-            double d = out[i] - ref[i];
-            num += d * d;
-            den += ref[i] * ref[i];
-        }
-        return Math.sqrt(num / den);
-    }
-
-    static double median(double[] xs) {
-        double[] s = xs.clone();
-        Arrays.sort(s);
-        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-    }
+    /** Above this many FLOPs per forward the CPU demo asks for --force (the float64 reference is ~50x slower). */
+    private static final double CPU_FLOP_LIMIT = 20e9;
 
     static double round(double x, int digits) {
         double p = Math.pow(10, digits);
@@ -121,7 +108,11 @@ final class DemoCommand {
         out.printf("config       %s (%s), %s%n", r.get("config"), r.get("shape"), r.get("dtype"));
         out.printf("graph hash   %s%n", r.get("graph_hash"));
         out.printf("ops          %s%n", r.get("ops"));
-        out.printf("ms           %.3f median per forward%n", (double) r.get("ms"));
+        out.printf("kernels      %s (fusion coverage %.2f)%n", r.get("kernels"), (double) r.get("fusion_coverage"));
+        out.printf("ms           %.3f median per forward, compiled (eager %.3f, speedup %.2fx)%n",
+                (double) r.get("ms"), (double) r.get("eager_ms"), (double) r.get("speedup"));
+        out.printf("memory       planned peak %,d bytes (lower bound %,d, naive %,d)%n",
+                (long) r.get("planned_peak_bytes"), (long) r.get("lower_bound_bytes"), (long) r.get("naive_bytes"));
         out.printf("rel_err      %.3e (||out - ref|| / ||ref||, float64 reference)%n", (double) r.get("rel_err"));
     }
 }

@@ -3,6 +3,13 @@ package dev.lantern.cpu;
 import dev.lantern.ir.DType;
 import dev.lantern.tensor.Half;
 
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -19,6 +26,12 @@ public final class Convert {
     static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private static final VectorSpecies<Float> F = CpuConfig.F;
+    private static final VectorSpecies<Integer> I = F.withLanes(int.class);
+    /** Half-width shorts: one 16-bit lane per float lane. */
+    private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(F.vectorBitSize() / 2));
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     /** One element at element index {@code i}. */
     public static float get(MemorySegment s, DType t, long i) {
@@ -51,7 +64,14 @@ public final class Convert {
         } else if (stride == 1 && t == DType.F32) {
             MemorySegment.copy(s, F32, off * 4, dst, d, n);
         } else if (stride == 1 && t == DType.BF16) {
-            for (int i = 0; i < n; i++) {
+            int i = 0;
+            for (int bound = CpuConfig.vectorBound(n); i < bound; i += F.length()) {
+                // bf16 is the top half of an f32: widen, shift into place
+                ShortVector h = ShortVector.fromMemorySegment(S, s, (off + i) * 2, LE);
+                ((IntVector) h.convertShape(VectorOperators.S2I, I, 0)).lanewise(VectorOperators.LSHL, 16)
+                        .reinterpretAsFloats().intoArray(dst, d + i);
+            }
+            for (; i < n; i++) {
                 dst[d + i] = Float.intBitsToFloat((s.getAtIndex(I16, off + i) & 0xFFFF) << 16);
             }
         } else if (stride == 1 && t == DType.F16) {
@@ -70,7 +90,17 @@ public final class Convert {
         if (stride == 1 && t == DType.F32) {
             MemorySegment.copy(src, d, s, F32, off * 4, n);
         } else if (stride == 1 && t == DType.BF16) {
-            for (int i = 0; i < n; i++) {
+            int i = 0;
+            for (int bound = CpuConfig.vectorBound(n); i < bound; i += F.length()) {
+                // round to nearest even exactly as Half.toBf16: bits + 0x7FFF + lsb, top half; NaN stays quiet NaN
+                FloatVector f = FloatVector.fromArray(F, src, d + i);
+                IntVector bits = f.reinterpretAsInts();
+                IntVector top = bits.lanewise(VectorOperators.LSHR, 16);
+                IntVector rounded = bits.add(top.and(1).add(0x7FFF)).lanewise(VectorOperators.LSHR, 16);
+                rounded = rounded.blend(top.or(0x40), f.test(VectorOperators.IS_NAN).cast(I));
+                ((ShortVector) rounded.convertShape(VectorOperators.I2S, S, 0)).intoMemorySegment(s, (off + i) * 2, LE);
+            }
+            for (; i < n; i++) {
                 s.setAtIndex(I16, off + i, Half.toBf16(src[d + i]));
             }
         } else {

@@ -1,5 +1,6 @@
 package dev.lantern.cpu;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
@@ -20,6 +21,16 @@ public final class Copy {
             int inner = innerAxis(src);
             if (inner >= 0 && inner < r - 1) {
                 transposeTiled(src, dst, inner);
+                return;
+            }
+        }
+        if (src.dtype() == dst.dtype()) {
+            // same dtype: runs along the coalesced inner axis are raw byte copies when both are contiguous there
+            Iter it = Iter.over(dst.shape(), dst, src);
+            if (it.innerStride(0) == 1 && it.innerStride(1) == 1) {
+                long b = src.dtype().bytes();
+                it.forEachRunParallel(64 * Iter.CHUNK, (offs, n) ->
+                        MemorySegment.copy(src.segment(), offs[1] * b, dst.segment(), offs[0] * b, n * b));
                 return;
             }
         }

@@ -1,9 +1,9 @@
 package dev.lantern.cpu;
 
-import dev.lantern.ir.Attrs;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
 import dev.lantern.ir.Shape;
 import dev.lantern.ir.TensorType;
 import dev.lantern.tensor.Tensor;
@@ -24,7 +24,16 @@ import java.util.Map;
  * name, in {@code graph.outputs()} order, as dense tensors of their logical shape.
  */
 public final class EagerExecutor {
-    public EagerExecutor() {}
+    private final boolean poison;
+
+    public EagerExecutor() {
+        this(false);
+    }
+
+    /** With {@code poisonOutputs}, every fresh output is filled with NaN before its kernel runs (for tests). */
+    public EagerExecutor(boolean poisonOutputs) {
+        this.poison = poisonOutputs;
+    }
 
     public Map<String, Tensor> run(Graph g, Map<String, Tensor> inputsAndParams) {
         Map<String, View> env = new HashMap<>();
@@ -35,10 +44,13 @@ public final class EagerExecutor {
                 in.add(env.get(s));
             }
             try {
-                if (n.op().isSource() && n.op() != dev.lantern.ir.Op.CONSTANT) {
+                if (n.op().isSource() && n.op() != Op.CONSTANT) {
                     env.put(n.name(), source(n, inputsAndParams));
                 } else {
                     Tensor t = Tensor.allocate(n.type().contiguous());
+                    if (poison) {
+                        t.poison();
+                    }
                     View out = View.of(t);
                     OpKernels.run(n, in, out);
                     owned.put(n.name(), t);
@@ -87,14 +99,10 @@ public final class EagerExecutor {
     public static List<String> sourceNames(Graph g) {
         List<String> names = new ArrayList<>();
         for (Node n : g.nodes()) {
-            if (n.op() == dev.lantern.ir.Op.INPUT || n.op() == dev.lantern.ir.Op.PARAM) {
+            if (n.op() == Op.INPUT || n.op() == Op.PARAM) {
                 names.add(n.attrs().getString("name", n.name()));
             }
         }
         return names;
-    }
-
-    static Attrs attrs(Node n) {
-        return n.op().withDefaults(n.attrs());
     }
 }

@@ -176,8 +176,15 @@ public final class Gemm {
         });
         // 2. tiles of C
         float[] biasF = Rows.vector(ep.bias());
+        // Narrow the column blocks until there are a few tiles per thread (cpu-small's 256 × 256
+        // GEMMs would otherwise be 3 tiles on 2 threads).
         int mTiles = (m + MC - 1) / MC;
-        int nTiles = (n + NC - 1) / NC;
+        int nc = NC;
+        while (nc > 2 * NR && (long) batches * mTiles * ((n + nc - 1) / nc) < 4L * CpuConfig.THREADS) {
+            nc /= 2;
+        }
+        int ncBlock = nc;
+        int nTiles = (n + nc - 1) / nc;
         MemorySegment apSeg = MemorySegment.ofArray(ap);
         MemorySegment bpSeg = MemorySegment.ofArray(bp);
         Parallel.forEach(batches * mTiles * nTiles, task -> {
@@ -185,7 +192,7 @@ public final class Gemm {
             int mt = task / nTiles % mTiles;
             int t = task / nTiles / mTiles;
             tile(apSeg, aIndex[t] * aSize, mPad, bpSeg, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], biasF, ep,
-                    mt * MC, Math.min(MC, m - mt * MC), nt * NC, Math.min(NC, n - nt * NC), k);
+                    mt * MC, Math.min(MC, m - mt * MC), nt * ncBlock, Math.min(ncBlock, n - nt * ncBlock), k);
         });
     }
 

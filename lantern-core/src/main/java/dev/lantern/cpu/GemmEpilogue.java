@@ -8,7 +8,8 @@ package dev.lantern.cpu;
  * @param alpha    scale of the product (1 for a plain matmul; attention's 1/√d when fused)
  * @param bias     (N), broadcast over rows and batches; or null
  * @param act      activation applied after the bias (IDENTITY for none)
- * @param residual a view with C's full shape (batch..., M, N), or broadcastable to it; or null
+ * @param residual a view with C's full shape (batch..., M, N), or broadcastable to it; or null.
+ *                 It may alias C (an in-place C += A·B): each row is read before it is written.
  */
 public record GemmEpilogue(float alpha, View bias, UnaryFn act, View residual) {
     public static final GemmEpilogue NONE = new GemmEpilogue(1f, null, UnaryFn.IDENTITY, null);
@@ -57,35 +58,27 @@ public record GemmEpilogue(float alpha, View bias, UnaryFn act, View residual) {
 
     /**
      * out[0..n) = act(alpha·acc[ao..ao+n) + bias[col..col+n)) + res[0..n); biasF is the whole bias
-     * in f32 (or null), res the residual slice already loaded (or null). Vector loops, scalar tail.
+     * in f32 (or null), res the residual slice already loaded (or null). Three passes over an
+     * L1-resident row, each a loop that C2 fully inlines (see {@link UnaryFn}'s note).
      */
     void apply(float[] acc, int ao, int n, float[] biasF, int col, float[] res, float[] out) {
-        int i = 0;
         var F = CpuConfig.F;
-        for (int bound = CpuConfig.vectorBound(n); i < bound; i += F.length()) {
-            var v = jdk.incubator.vector.FloatVector.fromArray(F, acc, ao + i);
-            if (alpha != 1f) {
-                v = v.mul(alpha);
-            }
+        int v = CpuConfig.vectorBound(n);
+        for (int i = 0; i < v; i += F.length()) {
+            var x = jdk.incubator.vector.FloatVector.fromArray(F, acc, ao + i).mul(alpha);
             if (biasF != null) {
-                v = v.add(jdk.incubator.vector.FloatVector.fromArray(F, biasF, col + i));
+                x = x.add(jdk.incubator.vector.FloatVector.fromArray(F, biasF, col + i));
             }
-            v = act.apply(v);
-            if (res != null) {
-                v = v.add(jdk.incubator.vector.FloatVector.fromArray(F, res, i));
-            }
-            v.intoArray(out, i);
+            x.intoArray(out, i);
         }
-        for (; i < n; i++) {
-            float v = acc[ao + i] * alpha;
-            if (biasF != null) {
-                v += biasF[col + i];
-            }
-            v = act.apply(v);
-            if (res != null) {
-                v += res[i];
-            }
-            out[i] = v;
+        for (int i = v; i < n; i++) {
+            out[i] = acc[ao + i] * alpha + (biasF == null ? 0f : biasF[col + i]);
+        }
+        if (act != UnaryFn.IDENTITY) {
+            act.apply(out, out, n);
+        }
+        if (res != null) {
+            BinaryFn.ADD.apply(out, res, out, n);
         }
     }
 }

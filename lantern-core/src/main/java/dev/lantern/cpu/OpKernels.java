@@ -1,6 +1,7 @@
 package dev.lantern.cpu;
 
 import dev.lantern.ir.Attrs;
+import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
 
@@ -9,7 +10,10 @@ import java.util.List;
 /**
  * One IR node on the CPU kernels: the table from op to kernel call. The output view is given
  * (contiguous, of the node's type); inputs may be strided. Used by {@link EagerExecutor}, and by
- * any executor that runs unfused nodes out of its own arena.
+ * any executor that runs unfused nodes out of its own arena. Covers every primitive op and plain
+ * attention; the other fusion-made ops (gemm, fused_norm, elementwise, attention with rope or
+ * out_perm) throw here: they run in {@code engine.cpu.FusedKernels}, which builds them from these
+ * kernels.
  */
 public final class OpKernels {
     private OpKernels() {}
@@ -46,8 +50,19 @@ public final class OpKernels {
                 Copy.run(in.getFirst().slice(axis, a.getInt("start", 0), a.getInt("end", 0)), out);
             }
             case CONCAT -> Copy.concat(in, axis(a.getInt("axis", 0), out.rank()), out);
-            case ATTENTION -> Attention.run(in.get(0), in.get(1), in.get(2), out, (float) a.getDouble("scale", 1), a.getBool("causal", false));
+            case ATTENTION -> {
+                if (a.getBool("rope", false) || a.has("out_perm")) {
+                    throw fusedOnly(n);
+                }
+                Attention.run(in.get(0), in.get(1), in.get(2), out, (float) a.getDouble("scale", 1), a.getBool("causal", false));
+            }
+            default -> throw fusedOnly(n);
         }
+    }
+
+    /** Ops (and attention forms) that only fusion makes run in the compiled executor's kernels. */
+    private static LanternException fusedOnly(Node n) {
+        return new LanternException("cpu: " + n + ": no single-op kernel for this fusion-made form (run it with engine.cpu.FusedKernels)");
     }
 
     static int axis(int axis, int rank) {

@@ -35,6 +35,20 @@ final class Rows {
         });
     }
 
+    /**
+     * The lanes' sum in lane order. NOTE: not {@code reduceLanes(ADD)}, whose float order is
+     * unspecified and differs between JIT tiers: that would break bit-identical reruns.
+     */
+    static float hsum(FloatVector v) {
+        float[] lanes = new float[F.length()];
+        v.intoArray(lanes, 0);
+        float s = 0;
+        for (float x : lanes) {
+            s += x;
+        }
+        return s;
+    }
+
     static float sum(float[] a, int n) {
         int i = 0;
         float s = 0;
@@ -43,7 +57,7 @@ final class Rows {
             for (int bound = F.loopBound(n); i < bound; i += F.length()) {
                 acc = acc.add(FloatVector.fromArray(F, a, i));
             }
-            s = acc.reduceLanes(VectorOperators.ADD);
+            s = hsum(acc);
         }
         for (; i < n; i++) {
             s += a[i];
@@ -61,7 +75,7 @@ final class Rows {
                 FloatVector d = FloatVector.fromArray(F, a, i).sub(c);
                 acc = d.fma(d, acc);
             }
-            s = acc.reduceLanes(VectorOperators.ADD);
+            s = hsum(acc);
         }
         for (; i < n; i++) {
             s += (a[i] - c) * (a[i] - c);
@@ -94,7 +108,7 @@ final class Rows {
             for (int bound = F.loopBound(n); i < bound; i += F.length()) {
                 acc = FloatVector.fromArray(F, a, ao + i).fma(FloatVector.fromArray(F, b, bo + i), acc);
             }
-            s = acc.reduceLanes(VectorOperators.ADD);
+            s = hsum(acc);
         }
         for (; i < n; i++) {
             s += a[ao + i] * b[bo + i];

@@ -39,14 +39,14 @@ public final class Softmax {
         if (CpuConfig.VECTOR) {
             FloatVector acc = FloatVector.zero(F);
             for (int bound = F.loopBound(n); i < bound; i += F.length()) {
-                FloatVector e = FloatVector.fromArray(F, row, i).mul(scale).sub(max).lanewise(jdk.incubator.vector.VectorOperators.EXP);
+                FloatVector e = VMath.exp(FloatVector.fromArray(F, row, i).mul(scale).sub(max));
                 e.intoArray(row, i);
                 acc = acc.add(e);
             }
-            sum = acc.reduceLanes(jdk.incubator.vector.VectorOperators.ADD);
+            sum = Rows.hsum(acc);
         }
         for (; i < n; i++) {
-            row[i] = (float) Math.exp(row[i] * scale - max);
+            row[i] = VMath.exp(row[i] * scale - max);
             sum += row[i];
         }
         Rows.affine(row, 0f, 1f / sum, null, null, n);

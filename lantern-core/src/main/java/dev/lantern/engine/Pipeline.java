@@ -73,7 +73,13 @@ public final class Pipeline {
 
     /** Runs every pass; {@code afterEach} sees each pass and the graph it returned. */
     public Graph run(Graph g, BiConsumer<Pass, Graph> afterEach) {
+        return run(g, (p, in) -> { }, afterEach);
+    }
+
+    /** Runs every pass; {@code beforeEach} sees each pass and its input, {@code afterEach} its result. */
+    public Graph run(Graph g, BiConsumer<Pass, Graph> beforeEach, BiConsumer<Pass, Graph> afterEach) {
         for (Pass p : passes) {
+            beforeEach.accept(p, g);
             g = p.run(g);
             if (verifyEach) {
                 Verifier.verify(g, "after " + p.name());
