@@ -86,12 +86,14 @@ public final class KernelLowering {
             throw new IllegalArgumentException("no kernel for " + n.op());
         }
         Described s = d.describe(n, g);
-        if (target.arch().equals("cuda") && !s.workspace().isEmpty()) {
-            // CUDA kernels keep scratch in the kernel's storage dtype (the roped q and k are bf16
-            // tensor-core operands); the CPU kernels keep it in f32
+        if (target.arch().equals("cuda") && n.op() == Op.ATTENTION && n.attrs().getBool("rope", false)) {
+            // The CUDA attention kernel does not rotate: q and k are roped first into planned scratch
+            // in the kernel's storage dtype (bf16 tensor-core operands), whatever the CPU strategy
             dev.lantern.ir.DType dt = g.type(n.input(0)).dtype();
-            List<Operand> ws = s.workspace().stream()
-                    .map(o -> new Operand(o.value(), o.role(), dt, o.shape(), o.strides())).toList();
+            Shape q = g.type(n.input(0)).shape();
+            Shape k = g.type(n.input(1)).shape();
+            List<Operand> ws = List.of(new Operand(n.name() + ".q_rope", "q_rope", dt, q, q.contiguousStrides()),
+                    new Operand(n.name() + ".k_rope", "k_rope", dt, k, k.contiguousStrides()));
             s = new Described(s.kind(), s.fusedOps(), s.space(), s.tile(), s.roles(), ws, s.spec());
         }
         List<Operand> ins = new ArrayList<>();
