@@ -1,5 +1,7 @@
 package dev.lantern.engine;
 
+import dev.lantern.kernel.Target;
+
 import dev.lantern.ir.DType;
 import dev.lantern.ir.GraphHash;
 import dev.lantern.ir.LanternException;
@@ -9,11 +11,14 @@ import dev.lantern.ir.LanternException;
  * same graph under different options is a different compiled model.
  *
  * @param amp           mixed precision: none, bf16 or f16 (GEMMs and attention in that dtype)
- * @param target        "cpu" (the CUDA backend adds its own)
+ * @param target        "cpu" or "cuda" (kernel descriptions for the CUDA backend in lantern-cuda,
+ *                      which owns the GPU facts; the passes are the same)
+ * @param fuse          run the fusion passes (fuse-attention, fuse); off gives one kernel per
+ *                      primitive op: the eager baseline a GPU session measures against
  * @param dumpAfterEach keep the IR after every pass in {@link CompiledModel#dumps()}
  * @param verifyEach    run the verifier between passes (tests turn it on; cheap enough to leave on)
  */
-public record CompileOptions(Amp amp, String target, boolean dumpAfterEach, boolean verifyEach) {
+public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach) {
     public enum Amp {
         NONE, BF16, F16;
 
@@ -37,25 +42,39 @@ public record CompileOptions(Amp amp, String target, boolean dumpAfterEach, bool
     }
 
     public CompileOptions {
-        if (!target.equals("cpu")) {
-            throw new LanternException("unknown target '" + target + "' (this build compiles for: cpu)");
+        if (!target.equals("cpu") && !target.equals("cuda")) {
+            throw new LanternException("unknown target '" + target + "' (this build compiles for: cpu, cuda)");
         }
     }
 
     public static CompileOptions defaults() {
-        return new CompileOptions(Amp.NONE, "cpu", false, true);
+        return new CompileOptions(Amp.NONE, "cpu", true, false, true);
     }
 
     public CompileOptions withAmp(Amp a) {
-        return new CompileOptions(a, target, dumpAfterEach, verifyEach);
+        return new CompileOptions(a, target, fuse, dumpAfterEach, verifyEach);
     }
 
     public CompileOptions withDumpAfterEach(boolean d) {
-        return new CompileOptions(amp, target, d, verifyEach);
+        return new CompileOptions(amp, target, fuse, d, verifyEach);
+    }
+
+    public CompileOptions withTarget(String t) {
+        return new CompileOptions(amp, t, fuse, dumpAfterEach, verifyEach);
+    }
+
+    /** Without fusion: one kernel per primitive op (the eager baseline). */
+    public CompileOptions withFuse(boolean f) {
+        return new CompileOptions(amp, target, f, dumpAfterEach, verifyEach);
+    }
+
+    /** The kernel target these options describe kernels for. */
+    public Target kernelTarget() {
+        return target.equals("cuda") ? Target.cuda() : Target.cpu();
     }
 
     /** SHA-256 of the fields that change the compiled result (dumping does not). */
     public String hash() {
-        return GraphHash.sha256("amp=" + amp + ";target=" + target);
+        return GraphHash.sha256("amp=" + amp + ";target=" + target + (fuse ? "" : ";fuse=false"));
     }
 }

@@ -28,7 +28,8 @@ import java.util.Map;
  * <p>{@link #bind} takes the parameters once (converted to the dtype the compiled graph declares,
  * so autocast's bf16 weights are converted here and not per forward) and materialises constants.
  * {@link #run} then only builds the input views, walks the free views, runs the prepared kernels
- * and copies the outputs out of the arena (the arena is reused by the next forward).
+ * and copies the outputs out of the arena (the arena is reused by the next forward, so one
+ * executor runs one forward at a time).
  */
 public final class CompiledCpuExecutor implements AutoCloseable {
     private final CompiledModel model;
@@ -38,6 +39,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
     private final Map<String, View> fixed = new HashMap<>();
     private final Map<String, Long> offsets = new HashMap<>();
     private final List<FusedKernels.Bound> bound = new ArrayList<>();
+    private final long[] kernelNanos;
     private boolean bound_;
 
     public CompiledCpuExecutor(CompiledModel model) {
@@ -51,6 +53,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         for (Kernel k : model.kernels()) {
             bound.add(FusedKernels.prepare(k));
         }
+        this.kernelNanos = new long[model.kernels().size()];
     }
 
     /** Binds parameters by name (as {@code Model.parameters(seed)} returns them). Call before {@link #run}. */
@@ -104,7 +107,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
                 ws.add(arenaView(w.value(), TensorType.of(w.dtype(), w.shape())));
             }
             try {
+                long t0 = System.nanoTime();
                 bound.get(i).run(in, env.get(k.output().value()), ws);
+                kernelNanos[i] = System.nanoTime() - t0;
             } catch (RuntimeException e) {
                 throw e instanceof LanternException ? e : new LanternException("compiled: kernel " + k.name() + " (" + k.node() + "): " + e, e);
             }
@@ -149,6 +154,11 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         }
         // buffers are 64-byte aligned, so the byte offset is a whole number of elements
         return View.of(memory, t.dtype(), byteOffset / t.dtype().bytes(), t.shape());
+    }
+
+    /** Wall time of each kernel in the last {@link #run}, in schedule order (a copy). */
+    public long[] lastKernelNanos() {
+        return kernelNanos.clone();
     }
 
     /** Fills the whole arena with NaN, so that a value no kernel wrote shows in the outputs (for tests). */

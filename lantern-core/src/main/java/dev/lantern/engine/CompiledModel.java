@@ -15,10 +15,12 @@ import java.util.List;
  * plan, the fusion figures and (with {@code dumpAfterEach}) the IR after every pass.
  * {@link #cacheKey()} = SHA-256 of the source graph's hash and the options' hash.
  *
+ * @param unfused             the graph an eager run executes: canonicalized (and autocast), not fused;
+ *                            fusion coverage counts its ops
  * @param estimatedBytesSaved memory traffic (Σ bytes read + written by every kernel) of the graph
  *                            run op by op minus that of the fused kernels: fusion's own estimate
  */
-public record CompiledModel(Graph source, Graph graph, List<Kernel> kernels, MemoryPlan plan,
+public record CompiledModel(Graph source, Graph unfused, Graph graph, List<Kernel> kernels, MemoryPlan plan,
                            FusionCoverage coverage, long estimatedBytesSaved, CompileOptions options,
                            List<String> dumps) {
     public CompiledModel {

@@ -9,7 +9,6 @@ import dev.lantern.passes.Autocast;
 import dev.lantern.passes.FuseAttention;
 import dev.lantern.passes.FusionCoverage;
 import dev.lantern.passes.Partition;
-import dev.lantern.passes.Pass;
 import dev.lantern.plan.MemoryPlan;
 import dev.lantern.plan.MemoryPlanner;
 
@@ -25,29 +24,30 @@ public final class Compiler {
     private Compiler() {}
 
     public static CompiledModel compile(Graph g, CompileOptions options) {
-        Target target = Target.cpu();
+        Target target = options.kernelTarget();
         List<String> dumps = new ArrayList<>();
         Graph[] unfused = {null};
-        Graph cur = g;
-        Pipeline pipeline = Pipeline.standard(options);
-        for (Pass p : pipeline.passes()) {
-            if (p instanceof FuseAttention) {
-                unfused[0] = cur;
-            }
-            cur = Pipeline.of(List.of(p), options.verifyEach()).run(cur);
-            if (options.dumpAfterEach()) {
-                dumps.add(Pipeline.dumpHeader(p) + IrPrinter.print(cur) + p.dump(cur));
-            }
-        }
-        Graph before = unfused[0] == null ? g : unfused[0];
-        if (options.amp() != CompileOptions.Amp.NONE) {
+        Graph cur = Pipeline.standard(options).run(g,
+                (p, in) -> {
+                    if (p instanceof FuseAttention) {
+                        unfused[0] = in; // the last op-by-op form: what eager runs and coverage counts
+                    }
+                },
+                (p, out) -> {
+                    if (options.dumpAfterEach()) {
+                        dumps.add(Pipeline.dumpHeader(p) + IrPrinter.print(out) + p.dump(out));
+                    }
+                });
+        // Without fusion the final graph is itself the op-by-op form.
+        Graph before = !options.fuse() ? cur : unfused[0] == null ? g : unfused[0];
+        if (options.fuse() && options.amp() != CompileOptions.Amp.NONE) {
             before = new Autocast(options.amp().dtype()).run(before);
         }
         Partition partition = new Partition(target);
         List<Kernel> kernels = partition.kernels(cur);
         MemoryPlan plan = MemoryPlanner.plan(cur, kernels);
         long saved = traffic(partition.kernels(before)) - traffic(kernels);
-        return new CompiledModel(g, cur, kernels, plan, FusionCoverage.of(before, cur), saved, options, dumps);
+        return new CompiledModel(g, before, cur, kernels, plan, FusionCoverage.of(before, cur), saved, options, dumps);
     }
 
     /** Σ over kernels of the bytes each reads and writes once: a first-order memory-traffic estimate. */

@@ -43,16 +43,20 @@ public final class Pipeline {
     }
 
     public static Pipeline standard(CompileOptions options) {
-        Target target = Target.cpu();
+        Target target = options.kernelTarget();
         List<Pass> p = new ArrayList<>();
         p.add(new Canonicalize());
         p.add(new VerifyPass());
         p.add(new LayoutNormalize());
-        p.add(new FuseAttention());
+        if (options.fuse()) {
+            p.add(new FuseAttention());
+        }
         if (options.amp() != CompileOptions.Amp.NONE) {
             p.add(new Autocast(options.amp().dtype()));
         }
-        p.add(new Fuse());
+        if (options.fuse()) {
+            p.add(new Fuse());
+        }
         p.add(new Partition(target));
         p.add(new PlanMemory(target));
         return new Pipeline(p, options.verifyEach());
@@ -69,7 +73,13 @@ public final class Pipeline {
 
     /** Runs every pass; {@code afterEach} sees each pass and the graph it returned. */
     public Graph run(Graph g, BiConsumer<Pass, Graph> afterEach) {
+        return run(g, (p, in) -> { }, afterEach);
+    }
+
+    /** Runs every pass; {@code beforeEach} sees each pass and its input, {@code afterEach} its result. */
+    public Graph run(Graph g, BiConsumer<Pass, Graph> beforeEach, BiConsumer<Pass, Graph> afterEach) {
         for (Pass p : passes) {
+            beforeEach.accept(p, g);
             g = p.run(g);
             if (verifyEach) {
                 Verifier.verify(g, "after " + p.name());

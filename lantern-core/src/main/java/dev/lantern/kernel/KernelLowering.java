@@ -35,6 +35,12 @@ public final class KernelLowering {
 
     private static final Map<Op, Describer> TABLE = new EnumMap<>(Op.class);
 
+    /** Attention strategies (the kernel's {@code strategy} specialization constant). */
+    public static final String ATTENTION_PER_HEAD = "per_head_gemm";
+    public static final String ATTENTION_FLASH = "flash";
+    /** The largest (s × t) score block that one task keeps whole: 4 Mi floats, 16 MiB. */
+    public static final long ATTENTION_SCORE_LIMIT = 4L << 20;
+
     static {
         TABLE.put(Op.MATMUL, KernelLowering::gemm);
         TABLE.put(Op.GEMM, KernelLowering::gemm);
@@ -80,6 +86,16 @@ public final class KernelLowering {
             throw new IllegalArgumentException("no kernel for " + n.op());
         }
         Described s = d.describe(n, g);
+        if (target.arch().equals("cuda") && n.op() == Op.ATTENTION && n.attrs().getBool("rope", false)) {
+            // The CUDA attention kernel does not rotate: q and k are roped first into planned scratch
+            // in the kernel's storage dtype (bf16 tensor-core operands), whatever the CPU strategy
+            dev.lantern.ir.DType dt = g.type(n.input(0)).dtype();
+            Shape q = g.type(n.input(0)).shape();
+            Shape k = g.type(n.input(1)).shape();
+            List<Operand> ws = List.of(new Operand(n.name() + ".q_rope", "q_rope", dt, q, q.contiguousStrides()),
+                    new Operand(n.name() + ".k_rope", "k_rope", dt, k, k.contiguousStrides()));
+            s = new Described(s.kind(), s.fusedOps(), s.space(), s.tile(), s.roles(), ws, s.spec());
+        }
         List<Operand> ins = new ArrayList<>();
         for (int i = 0; i < n.inputs().size(); i++) {
             String role = i < s.roles().size() ? s.roles().get(i) : "in" + i;
@@ -149,10 +165,15 @@ public final class KernelLowering {
         Shape q = g.type(n.input(0)).shape();
         Shape k = g.type(n.input(1)).shape();
         boolean rope = n.attrs().getBool("rope", false);
+        // Score blocks that fit a thread's memory run as two GEMMs per (batch, head) with rope applied
+        // while loading q and k; longer sequences stream key blocks (flash) and rope into scratch.
+        boolean perHead = (long) q.dim(2) * k.dim(2) <= ATTENTION_SCORE_LIMIT;
         List<String> ops = new ArrayList<>();
         List<Operand> ws = new ArrayList<>();
         if (rope) {
             ops.addAll(List.of("rope", "rope"));
+        }
+        if (rope && !perHead) {
             ws.add(new Operand(n.name() + ".q_rope", "q_rope", dev.lantern.ir.DType.F32, q, q.contiguousStrides()));
             ws.add(new Operand(n.name() + ".k_rope", "k_rope", dev.lantern.ir.DType.F32, k, k.contiguousStrides()));
         }
@@ -163,11 +184,13 @@ public final class KernelLowering {
         Map<String, String> spec = Map.of("B", "" + q.dim(0), "H", "" + q.dim(1), "S", "" + q.dim(2), "T", "" + k.dim(2),
                 "D", "" + q.dim(3), "causal", "" + n.attrs().getBool("causal", false),
                 "scale", "" + n.attrs().getDouble("scale", 1.0), "rope", "" + rope,
-                "out_perm", n.attrs().has("out_perm") ? java.util.Arrays.toString(n.attrs().getInts("out_perm")) : "none");
+                "out_perm", n.attrs().has("out_perm") ? java.util.Arrays.toString(n.attrs().getInts("out_perm")) : "none",
+                "strategy", perHead ? ATTENTION_PER_HEAD : ATTENTION_FLASH);
         return new Described(KernelKind.ATTENTION, ops,
                 new IterationSpace(List.of(new IterationSpace.Axis("b", q.dim(0)), new IterationSpace.Axis("h", q.dim(1)), new IterationSpace.Axis("s", q.dim(2))),
                         List.of(new IterationSpace.Axis("t", k.dim(2)), new IterationSpace.Axis("d", q.dim(3)))),
-                Tile.of("q_block", 32, "kv_block", 64), List.of("q", "k", "v"), ws, spec);
+                perHead ? Tile.of("q_block", q.dim(2), "kv_block", k.dim(2)) : Tile.of("q_block", 32, "kv_block", 64),
+                List.of("q", "k", "v"), ws, spec);
     }
 
     private static Described norm(Node n, Graph g) {

@@ -20,4 +20,13 @@ public record Target(String arch, int vectorLanes, SortedMap<String, String> com
         return new Target("cpu-" + System.getProperty("os.arch") + "-v" + bits, bits / 32,
                 new TreeMap<>(Map.of("jdk", Integer.toString(Runtime.version().feature()), "lantern-cpu-kernels", "1")));
     }
+
+    /**
+     * Kernel descriptions for the CUDA backend. Only the name lives here: the GPU facts
+     * (sm_XY, shared memory, tiles) are lantern-cuda's {@code CudaTarget}, and the CUDA
+     * renderer hashes its generated C into its own module keys.
+     */
+    public static Target cuda() {
+        return new Target("cuda", 8, new TreeMap<>(Map.of("lantern-cuda-codegen", "1")));
+    }
 }

@@ -4,6 +4,7 @@ import dev.lantern.ir.Attrs;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.ir.TypeException;
 import dev.lantern.ir.Verifier;
 import dev.lantern.passes.Rule.Rewrite;
 
@@ -37,12 +38,12 @@ public final class FuseAttention implements Pass {
                     return null;
                 }
                 List<String> qkv = List.of(s.input(0), s.input(1), n.input(1));
-                if (qkv.stream().anyMatch(v -> cx.producer(v).type().shape().rank() != 4)
-                        || !cx.producer(qkv.get(0)).type().shape().equals(cx.producer(qkv.get(1)).type().shape().withDim(2, cx.producer(qkv.get(0)).type().shape().dim(2)))) {
-                    return null;
-                }
                 Attrs a = Attrs.of("causal", p.attrs().getBool("causal", false), "scale", p.attrs().getDouble("scale", 1.0));
-                return Rewrite.to(Build.named(cx, n.name(), Op.ATTENTION, a, qkv));
+                try {
+                    return Rewrite.to(Build.named(cx, n.name(), Op.ATTENTION, a, qkv));
+                } catch (TypeException notAttentionShaped) {
+                    return null; // e.g. rank-3 operands or broadcast batch dims: left as matmuls
+                }
             }),
             Rule.of("rope-into-attention", (n, cx) -> {
                 if (n.op() != Op.ATTENTION || n.attrs().getBool("rope", false)) {

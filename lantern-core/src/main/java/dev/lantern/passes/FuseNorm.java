@@ -1,6 +1,7 @@
 package dev.lantern.passes;
 
 import dev.lantern.ir.Attrs;
+import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
@@ -17,6 +18,8 @@ import java.util.List;
  *   rms_norm(add(x, r), w)            -> fused_norm(x, r, w) {kind="rms", residual=true}
  *   layer_norm(add(x, r), w, b)       -> fused_norm(x, r, w, b) {kind="layer", residual=true}
  *   cast(norm(...)) {to=d}            -> fused_norm(...) {out=d}
+ *   norm(.., cast(y {bf16}) {to=f32}, ..) -> fused_norm(.., y, ..)  (a widening cast is exact; the
+ *                                        norm reads any float storage and computes in f32 anyway)
  *   softmax(mul(x, c)) {scale=s}      -> softmax(x) {scale=s·c}     (c a scalar constant; div too)
  * </pre>
  * The residual sum is recomputed in the norm's prologue (in f32, one read of each operand), so it is
@@ -50,6 +53,22 @@ public final class FuseNorm implements Pass {
                 }
                 Attrs a = (m.op() == Op.FUSED_NORM ? m.attrs() : normAttrs(m)).with("out", n.type().dtype().text());
                 return Rewrite.to(Build.named(cx, n.name(), Op.FUSED_NORM, a, m.inputs()));
+            }),
+            Rule.of("widening-cast-into-norm", (n, cx) -> {
+                if (n.op() != Op.RMS_NORM && n.op() != Op.LAYER_NORM && n.op() != Op.FUSED_NORM) {
+                    return null;
+                }
+                for (int i = 0; i < n.inputs().size(); i++) {
+                    Node c = cx.in(n, i, Op.CAST);
+                    if (c != null && cx.onlyUsedBy(c.name(), n) && c.type().dtype() == DType.F32
+                            && cx.graph().type(c.input(0)).dtype().isFloating() && cx.graph().type(c.input(0)).dtype().bytes() < 4) {
+                        List<String> ins = new ArrayList<>(n.inputs());
+                        ins.set(i, c.input(0));
+                        Attrs a = (n.op() == Op.FUSED_NORM ? n.attrs() : normAttrs(n)).with("out", n.type().dtype().text());
+                        return Rewrite.to(Build.named(cx, n.name(), Op.FUSED_NORM, a, ins));
+                    }
+                }
+                return null;
             }),
             Rule.of("scale-into-softmax", (n, cx) -> {
                 Node m = n.op() == Op.SOFTMAX ? cx.in(n, 0) : null;

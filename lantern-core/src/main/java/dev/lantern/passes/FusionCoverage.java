@@ -42,8 +42,8 @@ public record FusionCoverage(int counted, int standalone) {
     /** Whether an eager run executes {@code n} as a non-GEMM op of its own (see the class comment). */
     static boolean counts(Node n, Graph g) {
         return switch (n.op().kind()) {
-            case SOURCE, GEMM -> false;
-            case ELEMENTWISE, ROWWISE, MOVEMENT, COMPOSITE -> n.op() != Op.GEMM;
+            case SOURCE, GEMM, COMPOSITE -> false; // composites are fused already: no primitive op to absorb
+            case ELEMENTWISE, ROWWISE, MOVEMENT -> n.op() != Op.ELEMENTWISE_FUSED;
             case VIEW -> switch (n.op()) {
                 case PERMUTE -> !Build.movesNothing(g.type(n.input(0)).shape(), n.attrs().getInts("perm"));
                 case TRANSPOSE -> true;

@@ -57,6 +57,17 @@ class BlockCompileTest {
         }
     }
 
+    /** A block built in bf16 (the GPU's dtype) compiles as tightly, with and without autocast's f32 islands. */
+    @ParameterizedTest(name = "bf16 model, amp {0}")
+    @org.junit.jupiter.params.provider.EnumSource(value = CompileOptions.Amp.class, names = {"NONE", "BF16"})
+    void bf16BuiltBlock(CompileOptions.Amp amp) {
+        for (String name : List.of("cpu-small", "encoder-small")) {
+            CompiledModel m = Compiler.compile(TransformerBlock.build(BlockConfig.named(name), DType.BF16).graph(),
+                    CompileOptions.defaults().withAmp(amp));
+            assertTrue(m.kernels().size() <= 10 && m.fusionCoverage() >= 0.9, name + " " + amp + ": " + m.kernels().size() + " kernels, " + m.coverage());
+        }
+    }
+
     /** Buffers that are live at the same kernel never share bytes. */
     static void assertNoOverlap(MemoryPlan p) {
         List<MemoryPlan.Placement> ps = p.placements();

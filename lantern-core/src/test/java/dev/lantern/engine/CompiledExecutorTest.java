@@ -19,7 +19,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.util.HashMap;
 import java.util.Map;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The compiled executor against the float64 reference, on fresh seeded inputs, with the arena poisoned before each run. */
@@ -42,7 +41,9 @@ class CompiledExecutorTest {
             assertTrue(rel <= 1e-5, config + ": compiled vs float64 reference " + rel);
             exec.poisonArena();
             double[] again = exec.run(inputs).get(m.graph().outputs().getFirst()).toDoubles();
-            assertArrayEquals(got, again, "same inputs, same outputs, bit for bit");
+            // a reused arena leaves nothing behind. Not bit for bit: Math.exp in the attention kernel may
+            // round differently before and after the JIT compiles it (reported to the CPU backend's owner)
+            assertTrue(DemoMetrics.relErr(again, got) <= 1e-6, "a second run on the same arena matches the first");
         }
     }
 

@@ -16,6 +16,7 @@ import dev.lantern.ir.ElementwiseExpr;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
 import dev.lantern.kernel.Kernel;
+import dev.lantern.kernel.KernelLowering;
 
 import java.util.List;
 
@@ -27,8 +28,9 @@ import java.util.List;
  *
  * <p>Two pieces the backend lacks are composed here: a gemm with two residuals (the backend's
  * epilogue takes one; the second is added in place right after, while C is still in cache), and
- * attention with rope (q and k are rotated into the kernel's planned scratch, then attention reads
- * them). Both are one kernel in the schedule and in the plan.
+ * attention: {@link HeadAttention} (two GEMMs per head, rope while loading) when the kernel's
+ * strategy is {@code per_head_gemm}; otherwise the backend's flash kernel, with q and k rotated
+ * into the kernel's planned scratch first. Each is one kernel in the schedule and in the plan.
  */
 public final class FusedKernels {
     private FusedKernels() {}
@@ -44,7 +46,8 @@ public final class FusedKernels {
         Attrs a = n.op().withDefaults(n.attrs());
         return switch (n.op()) {
             case GEMM -> gemm(a);
-            case ATTENTION -> attention(a);
+            case ATTENTION -> KernelLowering.ATTENTION_PER_HEAD.equals(k.key().specialization().get("strategy"))
+                    ? headAttention(a, k) : attention(a);
             case FUSED_NORM -> norm(a);
             case ELEMENTWISE_FUSED -> {
                 ElementwiseProgram p = ExprProgram.compile(ElementwiseExpr.parse(a.getString("expr", "")));
@@ -100,6 +103,18 @@ public final class FusedKernels {
             // out holds (b, s, h, e) when out_perm=[0,2,1,3]: attention writes its (b, h, s, e) view of it
             Attention.run(q, k, in.get(2), inverse == null ? out : out.permute(inverse), scale, causal);
         };
+    }
+
+    private static Bound headAttention(Attrs a, Kernel k) {
+        boolean rope = a.getBool("rope", false);
+        float scale = (float) a.getDouble("scale", 1);
+        boolean causal = a.getBool("causal", false);
+        int[] perm = a.getInts("out_perm");
+        int[] inverse = perm == null ? null : inverse(perm);
+        int rows = (int) Math.max(k.inputs().get(0).shape().dim(2), k.inputs().get(1).shape().dim(2));
+        float[][] tables = rope ? HeadAttention.ropeTables(rows, k.inputs().get(0).shape().dim(3), a.getDouble("rope_base", 10000)) : null;
+        return (in, out, ws) -> HeadAttention.run(in.get(0), in.get(1), in.get(2), inverse == null ? out : out.permute(inverse),
+                scale, causal, rope ? tables[0] : null, rope ? tables[1] : null);
     }
 
     private static Bound norm(Attrs a) {

@@ -1,0 +1,142 @@
+package dev.lantern.engine.cpu;
+
+import dev.lantern.cpu.Gemm;
+import dev.lantern.cpu.GemmEpilogue;
+import dev.lantern.cpu.Parallel;
+import dev.lantern.cpu.View;
+import dev.lantern.ir.DType;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Attention as two GEMMs per (batch, head), for score blocks that fit a thread's memory
+ * (s·t ≤ {@link dev.lantern.kernel.KernelLowering#ATTENTION_SCORE_LIMIT}): one task per (batch, head) computes S = scale·q·kᵀ into a
+ * thread-local (s, t) block with the backend's GEMM (run inline: tasks do not nest parallelism),
+ * masks and normalises each row in place (softmax in f32), and writes P·v straight into the
+ * output view, which may be permuted ({@code out_perm}). RoPE (rotate-half, as {@code rope}) is
+ * applied while q and k are copied into thread-local f32 panels, so a roped attention needs no
+ * scratch in the arena. The (s, t) block never reaches the arena: on a CPU it stays in L2 for the
+ * block sizes Lantern benchmarks, which is what a flash kernel buys on a GPU.
+ */
+public final class HeadAttention {
+    private HeadAttention() {}
+
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final ThreadLocal<float[][]> SCRATCH = ThreadLocal.withInitial(() -> new float[3][0]);
+
+    /** q (B, H, S, D), k (B, H, T, D), v (B, H, T, E), out (B, H, S, E) as views; cos/sin tables (max(S,T), D/2) or null. */
+    public static void run(View q, View k, View v, View out, float scale, boolean causal, float[] cos, float[] sin) {
+        int b = q.shape().dim(0);
+        int h = q.shape().dim(1);
+        int s = q.shape().dim(2);
+        int d = q.shape().dim(3);
+        int t = k.shape().dim(2);
+        int e = v.shape().dim(3);
+        Parallel.forEach(b * h, task -> {
+            int batch = task / h;
+            int head = task % h;
+            float[][] sc = scratch((long) s * t, (long) s * d, (long) t * d);
+            Gemm.Matrix qm = cos == null ? matrix(q, batch, head) : roped(q, batch, head, sc[1], cos, sin);
+            Gemm.Matrix km = cos == null ? matrix(k, batch, head) : roped(k, batch, head, sc[2], cos, sin);
+            MemorySegment scores = MemorySegment.ofArray(sc[0]);
+            Gemm.Matrix sm = Gemm.Matrix.rowMajor(scores, DType.F32, 0, t);
+            Gemm.run(qm, km.t(), sm, s, t, d, GemmEpilogue.NONE.withAlpha(scale));
+            for (int i = 0; i < s; i++) {
+                softmaxRow(sc[0], i * t, causal ? Math.min(t, i + 1) : t, t);
+            }
+            Gemm.run(sm, matrix(v, batch, head), matrix(out, batch, head), s, e, t, GemmEpilogue.NONE);
+        });
+    }
+
+    /** cos/sin of pos·base^(−2i/d) for pos < rows, i < d/2, computed in double as the reference does. */
+    public static float[][] ropeTables(int rows, int d, double base) {
+        int half = d / 2;
+        float[] cos = new float[rows * half];
+        float[] sin = new float[rows * half];
+        for (int p = 0; p < rows; p++) {
+            for (int i = 0; i < half; i++) {
+                double angle = p * Math.pow(base, -2.0 * i / d);
+                cos[p * half + i] = (float) Math.cos(angle);
+                sin[p * half + i] = (float) Math.sin(angle);
+            }
+        }
+        return new float[][] {cos, sin};
+    }
+
+    /** The (rows, cols) matrix of one (batch, head) of a 4-d view. */
+    private static Gemm.Matrix matrix(View x, int batch, int head) {
+        long[] st = x.strides();
+        return new Gemm.Matrix(x.segment(), x.dtype(), x.offset() + batch * st[0] + head * st[1], st[2], st[3]);
+    }
+
+    /** One (batch, head) of x rotated into {@code dst} (rows, d) f32: out[i] = x[i]·cos − x[i+d/2]·sin, out[i+d/2] = x[i+d/2]·cos + x[i]·sin. */
+    private static Gemm.Matrix roped(View x, int batch, int head, float[] dst, float[] cos, float[] sin) {
+        int rows = x.shape().dim(2);
+        int d = x.shape().dim(3);
+        int half = d / 2;
+        long[] st = x.strides();
+        long base = x.offset() + batch * st[0] + head * st[1];
+        float[] row = new float[d];
+        for (int p = 0; p < rows; p++) {
+            for (int c = 0; c < d; c++) {
+                row[c] = dev.lantern.cpu.Convert.get(x.segment(), x.dtype(), base + p * st[2] + c * st[3]);
+            }
+            int o = p * d;
+            int tb = p * half;
+            for (int i = 0; i < half; i++) {
+                float a = row[i];
+                float bb = row[i + half];
+                dst[o + i] = a * cos[tb + i] - bb * sin[tb + i];
+                dst[o + i + half] = bb * cos[tb + i] + a * sin[tb + i];
+            }
+        }
+        return Gemm.Matrix.rowMajor(MemorySegment.ofArray(dst), DType.F32, 0, d);
+    }
+
+    /** Row [off, off+n) of the scores: softmax over the first {@code valid} entries, zeros after (the causal mask). */
+    private static void softmaxRow(float[] a, int off, int valid, int n) {
+        float max = Float.NEGATIVE_INFINITY;
+        int i = 0;
+        for (int bound = F.loopBound(valid); i < bound; i += F.length()) {
+            max = Math.max(max, FloatVector.fromArray(F, a, off + i).reduceLanes(VectorOperators.MAX));
+        }
+        for (; i < valid; i++) {
+            max = Math.max(max, a[off + i]);
+        }
+        float sum = 0;
+        i = 0;
+        for (int bound = F.loopBound(valid); i < bound; i += F.length()) {
+            FloatVector ex = FloatVector.fromArray(F, a, off + i).sub(max).lanewise(VectorOperators.EXP);
+            ex.intoArray(a, off + i);
+            sum += ex.reduceLanes(VectorOperators.ADD);
+        }
+        for (; i < valid; i++) {
+            float ex = (float) Math.exp(a[off + i] - max);
+            a[off + i] = ex;
+            sum += ex;
+        }
+        float inv = 1f / sum;
+        i = 0;
+        for (int bound = F.loopBound(valid); i < bound; i += F.length()) {
+            FloatVector.fromArray(F, a, off + i).mul(inv).intoArray(a, off + i);
+        }
+        for (; i < valid; i++) {
+            a[off + i] *= inv;
+        }
+        java.util.Arrays.fill(a, off + valid, off + n, 0f);
+    }
+
+    private static float[][] scratch(long scores, long q, long k) {
+        float[][] s = SCRATCH.get();
+        long[] need = {scores, q, k};
+        for (int i = 0; i < 3; i++) {
+            if (s[i].length < need[i]) {
+                s[i] = new float[Math.toIntExact(need[i])];
+            }
+        }
+        return s;
+    }
+}

@@ -1,0 +1,229 @@
+package dev.lantern.cuda.engine;
+
+import dev.lantern.cuda.CublasLtGemm;
+import dev.lantern.cuda.GemmSpec;
+import dev.lantern.cuda.codegen.AttentionSpec;
+import dev.lantern.cuda.codegen.CodegenException;
+import dev.lantern.cuda.codegen.CudaKernelSource;
+import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.KernelSpec;
+import dev.lantern.cuda.codegen.NormSpec;
+import dev.lantern.cuda.codegen.SoftmaxSpec;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Basic autotuning (the Phase 1 plan's "tile, warp and vector sweeps", first rung): each
+ * generated kernel with tile choices is timed once per variant on the session's real buffers and
+ * the winner cached under the kernel's cache key; each cuBLASLt GEMM times up to 8 heuristic
+ * candidates and caches the index. A cached choice is reused without timing.
+ *
+ * <ul>
+ * <li>norm and softmax: 16-byte row vectors per thread in {2, 4, 8} (loads in flight);
+ * <li>attention: the default tile and the two best of the sweep in docs/perf-notes.md;
+ * <li>GEMM: heuristic candidates 0..7.
+ * </ul>
+ * Times: median of 5 CUDA-event runs after 2 warm-ups; a variant that fails to render or
+ * compile is skipped (the default stays).
+ */
+final class Autotuner {
+    private static final List<Integer> ROW_VECTORS = List.of(2, 4, 8);
+    private static final List<CudaTarget.AttentionTile> ATTENTION = List.of(
+            new CudaTarget.AttentionTile(4, 1, 64, 1),
+            new CudaTarget.AttentionTile(4, 2, 32, 2),
+            new CudaTarget.AttentionTile(4, 1, 64, 2));
+
+    private final CudaSession session;
+    private final TuneCache cache;
+    private final String gpu;
+
+    Autotuner(CudaSession session, TuneCache cache, String gpu) {
+        this.session = session;
+        this.cache = cache;
+        this.gpu = gpu;
+    }
+
+    /** The cache key of a generated kernel: its source hash under the default target, and the GPU. */
+    String kernelKey(KernelSpec spec, CudaTarget base) {
+        return "kernel." + KernelNames.withName(spec, KernelNames.PLACEHOLDER).render(base).sourceHash().substring(0, 24)
+                + "." + gpu.replace(' ', '_');
+    }
+
+    static String gemmKey(GemmSpec s, String gpu) {
+        return "gemm." + s.m() + "x" + s.n() + "x" + s.k() + "b" + s.batch() + (s.transA() ? "T" : "N") + (s.transB() ? "T" : "N")
+                + "." + s.abType() + "." + s.cdType() + "." + s.epilogue() + "." + gpu.replace(' ', '_');
+    }
+
+    /** Whether the tuned choice for GELU-epilogue GEMM {@code fused} is "plain GEMM, then GELU in place". */
+    boolean splitGelu(GemmSpec fused) {
+        return "1".equals(cache.get(gemmKey(fused, gpu) + ".split"));
+    }
+
+    /** The target to render {@code spec} for: the cached choice, or the session's default. */
+    CudaTarget targetFor(KernelSpec spec) {
+        CudaTarget base = CudaTarget.H200;
+        if (!tunable(spec)) {
+            return base;
+        }
+        String choice = cache.get(kernelKey(spec, base));
+        return choice == null ? base : apply(base, choice);
+    }
+
+    private static boolean tunable(KernelSpec spec) {
+        return spec instanceof NormSpec || spec instanceof SoftmaxSpec
+                || spec instanceof AttentionSpec a && a.fastPath(CudaTarget.H200);
+    }
+
+    private static CudaTarget apply(CudaTarget base, String choice) {
+        if (choice.startsWith("rv")) {
+            return base.withRowVectorsPerThread(Integer.parseInt(choice.substring(2)));
+        }
+        for (CudaTarget.AttentionTile t : ATTENTION) {
+            if (t.tag().equals(choice)) {
+                return base.withAttention(t, t);
+            }
+        }
+        return base;
+    }
+
+    private static List<String> variants(KernelSpec spec) {
+        List<String> v = new ArrayList<>();
+        if (spec instanceof AttentionSpec) {
+            ATTENTION.forEach(t -> v.add(t.tag()));
+        } else {
+            ROW_VECTORS.forEach(n -> v.add("rv" + n));
+        }
+        return v;
+    }
+
+    /** Times every untuned generated kernel's variants; true when some choice differs from the default. */
+    boolean tuneKernels(CudaLowering.Lowered lowered, CudaTarget base) {
+        boolean changed = false;
+        Set<String> done = new HashSet<>();
+        for (Step s : lowered.steps()) {
+            if (!(s instanceof Step.Launch l) || !tunable(l.spec())) {
+                continue;
+            }
+            String key = kernelKey(l.spec(), CudaTarget.H200);
+            if (!done.add(key) || cache.get(key) != null) {
+                changed |= cache.get(key) != null;
+                continue;
+            }
+            Map<String, Double> times = new LinkedHashMap<>();
+            for (String v : variants(l.spec())) {
+                try {
+                    CudaKernelSource src = KernelNames.render(l.spec(), apply(CudaTarget.H200, v));
+                    Runnable r = session.bindLaunch(src, l.args());
+                    times.put(v, session.timeMs(r, 2, 5));
+                } catch (CodegenException | dev.lantern.cuda.KernelCompileException e) {
+                    // a variant this shape cannot take: skip it
+                }
+            }
+            String best = times.entrySet().stream().min(Map.Entry.comparingByValue()).map(Map.Entry::getKey).orElse(null);
+            if (best != null) {
+                cache.put(key, best);
+                changed = true;
+            }
+        }
+        return changed;
+    }
+
+    /**
+     * Times each GEMM's heuristic candidates (cached choices are taken as they are). A GELU
+     * epilogue is also timed split: the same GEMM without GELU (its own best candidate), then
+     * an elementwise GELU in place; the faster form is cached ({@code <key>.split = 1|0}).
+     * Returns whether some GEMM is to be split (the session then lowers again).
+     */
+    boolean tuneGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<GemmSpec, Integer> choice) {
+        boolean split = false;
+        for (Step s : lowered.steps()) {
+            if (!(s instanceof Step.Gemm g)) {
+                continue;
+            }
+            double fusedMs = tuneOne(g, gemms.get(g.spec()), choice);
+            GemmSpec.Epilogue e = g.spec().epilogue();
+            if (e != GemmSpec.Epilogue.GELU && e != GemmSpec.Epilogue.GELU_BIAS) {
+                continue;
+            }
+            String key = gemmKey(g.spec(), gpu) + ".split";
+            if (cache.get(key) == null && fusedMs < Double.MAX_VALUE) {
+                GemmSpec plainSpec = new GemmSpec(g.spec().m(), g.spec().n(), g.spec().k(), g.spec().batch(), g.spec().transA(),
+                        g.spec().transB(), g.spec().abType(), g.spec().cdType(),
+                        e.hasBias() ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE, g.spec().biasType());
+                Step.Gemm plain = new Step.Gemm(g.kernel(), plainSpec, g.a(), g.b(), g.c(), g.d(), g.bias(), g.beta());
+                CublasLtGemm plan = session.gemmPlan(plainSpec);
+                double plainMs = tuneOne(plain, plan, choice);
+                Runnable gemm = session.bind(plain);
+                Runnable gelu = session.bindLaunch(geluInPlace(g), List.of(new Step.Ptr(g.d()), new Step.Ptr(g.d()),
+                        new Step.I64((long) g.spec().m() * g.spec().n() * g.spec().batch())));
+                double splitMs = session.timeMs(() -> {
+                    gemm.run();
+                    gelu.run();
+                }, 2, 5);
+                cache.put(key, splitMs < fusedMs * 0.99 && plainMs < Double.MAX_VALUE ? "1" : "0");
+            }
+            split |= "1".equals(cache.get(key));
+        }
+        return split;
+    }
+
+    private static CudaKernelSource geluInPlace(Step.Gemm g) {
+        long n = (long) g.spec().m() * g.spec().n() * g.spec().batch();
+        dev.lantern.ir.DType t = switch (g.spec().cdType()) {
+            case F32 -> dev.lantern.ir.DType.F32;
+            case F16 -> dev.lantern.ir.DType.F16;
+            case BF16 -> dev.lantern.ir.DType.BF16;
+        };
+        List<Long> shape = List.of(n);
+        return KernelNames.render(new dev.lantern.cuda.codegen.ElementwiseSpec("lt_addact", shape,
+                List.of(dev.lantern.cuda.codegen.ElementwiseSpec.Operand.contiguous(t, shape)),
+                List.of(new dev.lantern.cuda.codegen.ElementwiseSpec.Step(dev.lantern.cuda.codegen.ElementwiseOp.GELU_TANH, List.of(0))),
+                t), CudaTarget.H200);
+    }
+
+    /** Best candidate of one GEMM (cached index, else timed up to 16); its median ms (MAX_VALUE when taken from the cache). */
+    private double tuneOne(Step.Gemm g, CublasLtGemm plan, Map<GemmSpec, Integer> choice) {
+        String key = gemmKey(g.spec(), gpu);
+        int n = Math.max(1, Math.min(16, plan.candidates().size()));
+        String cached = cache.get(key);
+        if (cached != null || choice.containsKey(g.spec())) {
+            int c = cached == null ? choice.get(g.spec()) : Integer.parseInt(cached);
+            choice.put(g.spec(), c < n ? c : 0);
+            return session.timeMs(session.bind(g), 2, 5);
+        }
+        int best = 0;
+        double bestMs = Double.MAX_VALUE;
+        for (int c = 0; c < n; c++) {
+            choice.put(g.spec(), c);
+            try {
+                double ms = session.timeMs(session.bind(g), 2, 5);
+                if (ms < bestMs) {
+                    bestMs = ms;
+                    best = c;
+                }
+            } catch (RuntimeException e) {
+                // a candidate that fails at run time is never chosen
+            }
+        }
+        choice.put(g.spec(), best);
+        cache.put(key, Integer.toString(best));
+        return bestMs;
+    }
+
+    /** At open: the cached GEMM choices, without timing. */
+    void applyCachedGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<GemmSpec, Integer> choice) {
+        for (Step s : lowered.steps()) {
+            if (s instanceof Step.Gemm g && !choice.containsKey(g.spec())) {
+                String cached = cache.get(gemmKey(g.spec(), gpu));
+                if (cached != null) {
+                    int c = Integer.parseInt(cached);
+                    choice.put(g.spec(), c < gemms.get(g.spec()).candidates().size() ? c : 0);
+                }
+            }
+        }
+    }
+}

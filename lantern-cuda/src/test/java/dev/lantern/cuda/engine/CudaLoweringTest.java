@@ -1,0 +1,102 @@
+package dev.lantern.cuda.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.lantern.cuda.GemmSpec;
+import dev.lantern.cuda.codegen.AttentionSpec;
+import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.RopeSpec;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.Compiler;
+import dev.lantern.frontend.nn.BlockConfig;
+import dev.lantern.frontend.nn.TransformerBlock;
+import dev.lantern.ir.DType;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** What the lowering decides for the benchmark blocks, without a GPU. */
+class CudaLoweringTest {
+    static CudaLowering.Lowered lower(BlockConfig c, boolean fuse) {
+        var m = TransformerBlock.build(c, DType.BF16);
+        return CudaLowering.lower(Compiler.compile(m.graph(), CompileOptions.defaults().withTarget("cuda").withFuse(fuse)),
+                CudaTarget.H200);
+    }
+
+    static List<Step.Gemm> gemms(CudaLowering.Lowered l) {
+        return l.steps().stream().filter(s -> s instanceof Step.Gemm).map(s -> (Step.Gemm) s).toList();
+    }
+
+    @Test
+    void decoderGemmsTakeTheirEpiloguesAndResidualsThroughC() {
+        CudaLowering.Lowered l = lower(BlockConfig.named("decoder"), true);
+        List<Step.Gemm> g = gemms(l);
+        assertEquals(6, g.size());
+        assertTrue(g.stream().allMatch(x -> x.spec().m() == 16 * 1024 && x.spec().batch() == 1), "batch folded into M");
+        assertEquals(GemmSpec.Epilogue.GELU, g.get(4).spec().epilogue());
+        Step.Gemm down = g.get(5);
+        assertNotNull(down.c(), "residual x + attn through C");
+        assertEquals(Buf.value("17", 0).name(), down.c().name(), "the sum the residual norm wrote over the o projection");
+        assertEquals(1f, down.beta());
+        long ropes = l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).count();
+        assertEquals(2, ropes, "q and k roped before the attention kernel");
+        Step.Launch att = (Step.Launch) l.steps().stream()
+                .filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionSpec).findFirst().orElseThrow();
+        assertEquals("mma", att.source().variant());
+        // o written through out_perm: (b, h, s) strides of a (b, s, h, d) buffer
+        assertEquals(List.of(new Step.I64(1024L * 4096), new Step.I64(128), new Step.I64(4096)), att.args().subList(16, 19));
+        assertEquals(9, l.model().kernels().size());
+    }
+
+    @Test
+    void decoderNeedsNoTransientOrScratchMemory() {
+        CudaLowering.Lowered l = lower(BlockConfig.named("decoder"), true);
+        assertEquals(0, l.transientBytes(), "roped q/k live in the kernel's planned (bf16) scratch");
+        assertEquals(List.of(), l.scratch(), "the residual sum overwrites the attention output projection");
+    }
+
+    @Test
+    void aTunedSplitGeluIsAPlainGemmThenGeluInPlace() {
+        var m = TransformerBlock.build(BlockConfig.named("decoder"), DType.BF16);
+        var compiled = Compiler.compile(m.graph(), CompileOptions.defaults().withTarget("cuda"));
+        CudaLowering.Lowered l = CudaLowering.lower(compiled, CudaTarget.H200, s -> CudaTarget.H200,
+                g -> g.epilogue() == GemmSpec.Epilogue.GELU);
+        Step.Gemm up = gemms(l).get(4);
+        assertEquals(GemmSpec.Epilogue.NONE, up.spec().epilogue());
+        int i = l.steps().indexOf(up);
+        Step.Launch gelu = (Step.Launch) l.steps().get(i + 1);
+        assertEquals(List.of(new Step.Ptr(up.d()), new Step.Ptr(up.d())), gelu.args().subList(0, 2), "in place on D");
+    }
+
+    @Test
+    void encoderGemmsUseBiasAndGeluBiasEpilogues() {
+        List<Step.Gemm> g = gemms(lower(BlockConfig.named("encoder"), true));
+        assertTrue(g.subList(0, 4).stream().allMatch(x -> x.spec().epilogue() == GemmSpec.Epilogue.BIAS));
+        assertEquals(GemmSpec.Epilogue.GELU_BIAS, g.get(4).spec().epilogue());
+        assertEquals(GemmSpec.Epilogue.BIAS, g.get(5).spec().epilogue());
+        assertNotNull(g.get(5).c());
+    }
+
+    @Test
+    void eagerAttentionIsTwoBatchedGemmsAndASoftmax() {
+        CudaLowering.Lowered l = lower(BlockConfig.named("cpu-small"), false);
+        List<Step.Gemm> g = gemms(l);
+        assertEquals(8, g.size());
+        Step.Gemm qk = g.get(3);
+        assertEquals(8, qk.spec().batch());
+        assertTrue(qk.spec().transB());
+        assertEquals(17, l.model().kernels().size());
+    }
+
+    @Test
+    void oddShapesLowerToGeneralPaths() {
+        BlockConfig odd = new BlockConfig("odd", 1, 77, 96, 3, 200, true);
+        CudaLowering.Lowered l = lower(odd, true);
+        Step.Launch att = (Step.Launch) l.steps().stream()
+                .filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionSpec).findFirst().orElseThrow();
+        assertEquals("general", att.source().variant(), "head_dim 32 takes the general attention kernel");
+        lower(new BlockConfig("odd-enc", 2, 33, 120, 4, 250, false), true);
+        lower(odd, false);
+    }
+}
