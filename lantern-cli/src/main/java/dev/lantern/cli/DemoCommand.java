@@ -38,6 +38,7 @@ final class DemoCommand {
         if (!List.of("auto", "cpu", "cuda").contains(device)) {
             throw new UsageException("demo: --device must be auto, cpu or cuda, found '" + device + "'");
         }
+        CompileOptions.Amp amp = CompileOptions.Amp.parse(a.get("amp", "none"));
         long seed = a.getLong("demo", "seed", 0);
         int runs = a.getInt("demo", "runs", 15, 1, 100000);
 
@@ -63,7 +64,7 @@ final class DemoCommand {
                             + "use a GPU, a small config (cpu-small, encoder-small, decoder-small) or --force",
                     cfg.name(), cfg.flops() / 1e12));
         }
-        CompileOptions options = CompileOptions.defaults().withAmp(CompileOptions.Amp.parse(a.get("amp", "none")));
+        CompileOptions options = CompileOptions.defaults().withAmp(amp);
         DemoMetrics m = DemoMetrics.measure(model, seed, options, 3, runs);
         double tolerance = options.amp() == CompileOptions.Amp.NONE ? 1e-5 : 1e-2;
 
