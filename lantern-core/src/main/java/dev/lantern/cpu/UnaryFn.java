@@ -1,5 +1,6 @@
 package dev.lantern.cpu;
 
+import dev.lantern.tensor.Half;
 import jdk.incubator.vector.FloatVector;
 
 import static dev.lantern.cpu.CpuConfig.F;
@@ -29,7 +30,11 @@ public enum UnaryFn {
      */
     GELU_TANH,
     /** 0.5·x·(1 + erf(x/√2)), erf by Abramowitz–Stegun 7.1.26 (absolute error ≤ 1.5e-7). */
-    GELU_ERF;
+    GELU_ERF,
+    /** x rounded to the nearest bf16 (ties to even) and back: a cast inside a fused expression. Scalar only. */
+    ROUND_BF16,
+    /** x rounded to the nearest f16 (ties to even) and back. Scalar only. */
+    ROUND_F16;
 
     static final float GELU_C = (float) Math.sqrt(2 / Math.PI);
     static final float INV_SQRT2 = (float) (1 / Math.sqrt(2));
@@ -50,12 +55,15 @@ public enum UnaryFn {
             case SILU -> x / (VMath.exp(-x) + 1f);
             case GELU_TANH -> x / (VMath.exp((x * x * x * 0.044715f + x) * (-2f * GELU_C)) + 1f);
             case GELU_ERF -> 0.5f * x * (1f + erf(x * INV_SQRT2));
+            case ROUND_BF16 -> Half.roundBf16(x);
+            case ROUND_F16 -> Half.roundF16(x);
         };
     }
 
     /** dst[0..n) = f(src[0..n)); src and dst may be the same array. */
     public void apply(float[] src, float[] dst, int n) {
-        int v = CpuConfig.vectorBound(n);
+        // the rounding casts have no vector form (rare, and only inside fused expressions): all scalar
+        int v = this == ROUND_BF16 || this == ROUND_F16 ? 0 : CpuConfig.vectorBound(n);
         switch (this) {
             case IDENTITY -> System.arraycopy(src, 0, dst, 0, v);
             case NEG -> neg(src, dst, v);
@@ -65,6 +73,7 @@ public enum UnaryFn {
             case SILU -> silu(src, dst, v);
             case GELU_TANH -> geluTanh(src, dst, v);
             case GELU_ERF -> geluErf(src, dst, v);
+            case ROUND_BF16, ROUND_F16 -> { }
         }
         for (int i = v; i < n; i++) {
             dst[i] = apply(src[i]);

@@ -10,8 +10,9 @@ import java.util.Map;
 /**
  * Compiles an {@link ElementwiseExpr} (the {@code expr} of a fused elementwise op) into the CPU
  * backend's straight-line {@link ElementwiseProgram}: a post-order walk, one register per call.
- * Every register is f32; a cast to f32 is the identity there, and a narrowing cast only happens at
- * the store (fuse-elementwise never puts one inside an expression, so nothing is lost).
+ * Every register is f32; a cast to f32 is the identity there, and a cast to bf16/f16 rounds the
+ * register to that format and back, as the float64 reference does (fuse-elementwise keeps such
+ * casts at the root, but a hand-written expression may have one anywhere).
  */
 public final class ExprProgram {
     private ExprProgram() {}
@@ -19,7 +20,7 @@ public final class ExprProgram {
     private static final Map<String, UnaryFn> UNARY = Map.of(
             "neg", UnaryFn.NEG, "exp", UnaryFn.EXP, "tanh", UnaryFn.TANH, "relu", UnaryFn.RELU, "silu", UnaryFn.SILU,
             "gelu_tanh", UnaryFn.GELU_TANH, "gelu_erf", UnaryFn.GELU_ERF,
-            "cast_f32", UnaryFn.IDENTITY, "cast_bf16", UnaryFn.IDENTITY, "cast_f16", UnaryFn.IDENTITY);
+            "cast_f32", UnaryFn.IDENTITY, "cast_bf16", UnaryFn.ROUND_BF16, "cast_f16", UnaryFn.ROUND_F16);
     private static final Map<String, BinaryFn> BINARY = Map.of(
             "add", BinaryFn.ADD, "sub", BinaryFn.SUB, "mul", BinaryFn.MUL, "div", BinaryFn.DIV);
 
