@@ -1,5 +1,7 @@
 package dev.lantern.cli;
 
+import dev.lantern.util.JsonStrings;
+
 import java.util.List;
 import java.util.Map;
 
@@ -24,7 +26,7 @@ final class Json {
                         b.append(", ");
                     }
                     first = false;
-                    string(b, e.getKey().toString());
+                    JsonStrings.quote(b, e.getKey().toString());
                     b.append(": ");
                     write(b, e.getValue());
                 }
@@ -44,27 +46,7 @@ final class Json {
             case Float f when f.isNaN() || f.isInfinite() -> b.append("null");
             case Number n -> b.append(n);
             case Boolean x -> b.append(x);
-            default -> string(b, v.toString());
+            default -> JsonStrings.quote(b, v.toString());
         }
-    }
-
-    private static void string(StringBuilder b, String s) {
-        b.append('"');
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\t' -> b.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        b.append('"');
     }
 }

@@ -4,6 +4,7 @@ import dev.lantern.ir.Attrs;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.ir.Shape;
 
 import java.util.List;
 
@@ -44,7 +45,7 @@ public final class OpKernels {
                     a.getBool("transpose_b", false), GemmEpilogue.NONE);
             case RESHAPE -> Copy.reshape(in.getFirst(), out);
             case PERMUTE -> Copy.run(in.getFirst().permute(a.getInts("perm")), out);
-            case TRANSPOSE -> Copy.run(in.getFirst().permute(transposePerm(out.rank(), a.getInt("dim0", 0), a.getInt("dim1", 0))), out);
+            case TRANSPOSE -> Copy.run(in.getFirst().permute(Shape.transposePerm(out.rank(), a.getInt("dim0", 0), a.getInt("dim1", 0))), out);
             case SLICE -> {
                 int axis = axis(a.getInt("axis", 0), out.rank());
                 Copy.run(in.getFirst().slice(axis, a.getInt("start", 0), a.getInt("end", 0)), out);
@@ -67,17 +68,5 @@ public final class OpKernels {
 
     static int axis(int axis, int rank) {
         return axis < 0 ? axis + rank : axis;
-    }
-
-    static int[] transposePerm(int rank, int dim0, int dim1) {
-        int[] p = new int[rank];
-        for (int i = 0; i < rank; i++) {
-            p[i] = i;
-        }
-        int d0 = axis(dim0, rank);
-        int d1 = axis(dim1, rank);
-        p[d0] = d1;
-        p[d1] = d0;
-        return p;
     }
 }

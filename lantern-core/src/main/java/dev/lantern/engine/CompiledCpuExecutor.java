@@ -7,6 +7,7 @@ import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.ir.Shape;
 import dev.lantern.ir.TensorType;
 import dev.lantern.kernel.Kernel;
 import dev.lantern.kernel.Operand;
@@ -131,20 +132,8 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             return base.reshape(t.shape());
         }
         int[] perm = n.op() == Op.PERMUTE ? n.attrs().getInts("perm")
-                : transposePerm(t.shape().rank(), n.attrs().getInt("dim0", 0), n.attrs().getInt("dim1", 0));
+                : Shape.transposePerm(t.shape().rank(), n.attrs().getInt("dim0", 0), n.attrs().getInt("dim1", 0));
         return base.permute(perm);
-    }
-
-    private static int[] transposePerm(int rank, int d0, int d1) {
-        int[] p = new int[rank];
-        for (int i = 0; i < rank; i++) {
-            p[i] = i;
-        }
-        int a = d0 < 0 ? d0 + rank : d0;
-        int b = d1 < 0 ? d1 + rank : d1;
-        p[a] = b;
-        p[b] = a;
-        return p;
     }
 
     private View arenaView(String value, TensorType t) {

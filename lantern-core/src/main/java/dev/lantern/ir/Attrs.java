@@ -1,5 +1,7 @@
 package dev.lantern.ir;
 
+import dev.lantern.util.JsonStrings;
+
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -138,7 +140,7 @@ public record Attrs(SortedMap<String, Object> values) {
             case Double d when d.isNaN() -> "nan";
             case Double d when d.isInfinite() -> d > 0 ? "inf" : "-inf";
             case Double d -> d.toString();
-            case String s -> quote(s);
+            case String s -> JsonStrings.quote(s);
             case List<?> l -> {
                 StringBuilder b = new StringBuilder("[");
                 for (int i = 0; i < l.size(); i++) {
@@ -151,25 +153,5 @@ public record Attrs(SortedMap<String, Object> values) {
             }
             default -> v.toString();
         };
-    }
-
-    static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\t' -> b.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.append('"').toString();
     }
 }

@@ -59,6 +59,22 @@ public final class Shape {
         return new Shape(d);
     }
 
+    /**
+     * The permutation that {@code transpose {dim0, dim1}} applies to {@code rank} dims: the
+     * identity with the two swapped (negative dims count from the end), e.g. (4, 1, -1) -> [0, 3, 2, 1].
+     */
+    public static int[] transposePerm(int rank, int dim0, int dim1) {
+        int[] p = new int[rank];
+        for (int i = 0; i < rank; i++) {
+            p[i] = i;
+        }
+        int a = dim0 < 0 ? dim0 + rank : dim0;
+        int b = dim1 < 0 ? dim1 + rank : dim1;
+        p[a] = b;
+        p[b] = a;
+        return p;
+    }
+
     /** Contiguous row-major strides in elements. */
     public long[] contiguousStrides() {
         long[] s = new long[dims.length];

@@ -63,19 +63,6 @@ final class Build {
         return true;
     }
 
-    /** The permutation of {@code transpose {dim0, dim1}} on rank {@code rank}. */
-    static int[] transposePerm(int rank, int d0, int d1) {
-        int[] p = new int[rank];
-        for (int i = 0; i < rank; i++) {
-            p[i] = i;
-        }
-        int a = d0 < 0 ? d0 + rank : d0;
-        int b = d1 < 0 ? d1 + rank : d1;
-        p[a] = b;
-        p[b] = a;
-        return p;
-    }
-
     /** Whether {@code op} is a matrix product (plain, or a gemm that fusion has started). */
     static boolean isGemm(Node n) {
         return n != null && (n.op() == Op.MATMUL || n.op() == Op.GEMM);

@@ -4,6 +4,7 @@ import dev.lantern.ir.Attrs;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.ir.Shape;
 import dev.lantern.ir.Verifier;
 import dev.lantern.passes.Rule.Rewrite;
 
@@ -20,7 +21,7 @@ import java.util.List;
 public final class Canonicalize implements Pass {
     static final List<Rule> RULES = List.of(
             Rule.of("transpose-to-permute", (n, cx) -> n.op() != Op.TRANSPOSE ? null : Rewrite.to(new Node(n.name(), Op.PERMUTE, n.inputs(),
-                    Attrs.of("perm", Build.transposePerm(n.type().shape().rank(), n.attrs().getInt("dim0", 0), n.attrs().getInt("dim1", 0))), n.type()))),
+                    Attrs.of("perm", Shape.transposePerm(n.type().shape().rank(), n.attrs().getInt("dim0", 0), n.attrs().getInt("dim1", 0))), n.type()))),
             Rule.of("identity-reshape", (n, cx) -> n.op() == Op.RESHAPE && cx.producer(n.input(0)).type().equals(n.type())
                     ? Rewrite.alias(n.input(0)) : null),
             Rule.of("identity-permute", (n, cx) -> n.op() == Op.PERMUTE && Build.isIdentity(n.attrs().getInts("perm"))

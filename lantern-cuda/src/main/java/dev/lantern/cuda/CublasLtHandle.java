@@ -7,13 +7,14 @@ public final class CublasLtHandle implements AutoCloseable {
     private final CudaDevice device;
     private final CublasLt lt;
     private final long handle;
-    private boolean closed;
+    private final ReleaseOnce release;
 
     private CublasLtHandle(CudaDevice device) {
         this.device = device;
         this.lt = device.libraries().cublasLt();
         device.makeCurrent();
         this.handle = lt.create();
+        this.release = new ReleaseOnce(device, () -> lt.destroy(handle));
     }
 
     public static CublasLtHandle create(CudaDevice device) {
@@ -38,12 +39,7 @@ public final class CublasLtHandle implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        device.makeCurrent();
-        lt.destroy(handle);
+    public void close() {
+        release.run();
     }
 }

@@ -9,7 +9,7 @@ public final class CudaEvent implements Event {
     private final CudaDriver driver;
     private final boolean timing;
     private final long handle;
-    private boolean closed;
+    private final ReleaseOnce release;
 
     CudaEvent(CudaDevice device, boolean timing) {
         this.device = device;
@@ -17,6 +17,7 @@ public final class CudaEvent implements Event {
         this.timing = timing;
         device.makeCurrent();
         this.handle = driver.eventCreate(timing ? CudaDriver.CU_EVENT_DEFAULT : CudaDriver.CU_EVENT_DISABLE_TIMING);
+        this.release = new ReleaseOnce(device, () -> driver.eventDestroy(handle));
     }
 
     public long handle() {
@@ -50,12 +51,7 @@ public final class CudaEvent implements Event {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        device.makeCurrent();
-        driver.eventDestroy(handle);
+    public void close() {
+        release.run();
     }
 }

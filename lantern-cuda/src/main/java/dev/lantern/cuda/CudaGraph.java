@@ -14,7 +14,7 @@ public final class CudaGraph implements ExecutableGraph {
     private long graph;
     private final long exec;
     private int kernelCount;
-    private boolean closed;
+    private final ReleaseOnce release;
 
     private CudaGraph(CudaDevice device, long graph, long exec) {
         this.device = device;
@@ -22,6 +22,10 @@ public final class CudaGraph implements ExecutableGraph {
         this.graph = graph;
         this.exec = exec;
         this.kernelCount = countKernels(driver, graph);
+        this.release = new ReleaseOnce(device, () -> {
+            driver.graphExecDestroy(exec);
+            driver.graphDestroy(this.graph);
+        });
     }
 
     /** Instantiates a captured graph; takes ownership of {@code graph} (destroyed with this). */
@@ -77,13 +81,7 @@ public final class CudaGraph implements ExecutableGraph {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        device.makeCurrent();
-        driver.graphExecDestroy(exec);
-        driver.graphDestroy(graph);
+    public void close() {
+        release.run();
     }
 }

@@ -11,12 +11,13 @@ public final class CudaModule implements Module {
     private final long handle;
     private final String key;
     private final ConcurrentHashMap<String, CudaKernel> kernels = new ConcurrentHashMap<>();
-    private boolean closed;
+    private final ReleaseOnce release;
 
     CudaModule(CudaDevice device, long handle, String key) {
         this.device = device;
         this.handle = handle;
         this.key = key;
+        this.release = new ReleaseOnce(device, () -> device.driver().moduleUnload(handle));
     }
 
     @Override
@@ -38,13 +39,8 @@ public final class CudaModule implements Module {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        device.makeCurrent();
-        device.driver().moduleUnload(handle);
+    public void close() {
+        release.run();
     }
 
     /** One CUfunction. */

@@ -16,7 +16,7 @@ public final class CudaStream implements Stream {
     private final boolean highPriority;
     private final int priority;
     private final long handle;
-    private boolean closed;
+    private final ReleaseOnce release;
 
     CudaStream(CudaDevice device, boolean highPriority, int priority) {
         this.device = device;
@@ -25,6 +25,7 @@ public final class CudaStream implements Stream {
         this.priority = priority;
         device.makeCurrent();
         this.handle = driver.streamCreateWithPriority(CudaDriver.CU_STREAM_NON_BLOCKING, priority);
+        this.release = new ReleaseOnce(device, () -> driver.streamDestroy(handle));
     }
 
     /** The raw CUstream, for launches and library calls (cuBLASLt). */
@@ -144,13 +145,8 @@ public final class CudaStream implements Stream {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        device.makeCurrent();
-        driver.streamDestroy(handle);
+    public void close() {
+        release.run();
     }
 
     @Override

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.lantern.cuda.gpu.Gpu;
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -19,22 +18,9 @@ class TestKernelsNvccTest {
     @TempDir
     Path tmp;
 
-    static boolean nvccOnPath() {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return false;
-        }
-        for (String dir : path.split(File.pathSeparator)) {
-            if (Files.isExecutable(Path.of(dir, "nvcc"))) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     @Test
     void testKernelsCompileForSm90() throws Exception {
-        assumeTrue(nvccOnPath(), "nvcc not on PATH");
+        assumeTrue(NvccOnPath.found(), "nvcc not on PATH");
         Path src = tmp.resolve("test_kernels.cu");
         Files.writeString(src, Gpu.kernelSource());
         Path cubin = tmp.resolve("test_kernels.cubin");

@@ -46,15 +46,7 @@ public final class CudaEmitter {
 
     /** {@code head { body }}: the braces always balance. */
     public CudaEmitter block(String head, Runnable body) {
-        line(head + " {");
-        depth++;
-        try {
-            body.run();
-        } finally {
-            depth--;
-        }
-        line("}");
-        return this;
+        return block(head, body, "");
     }
 
     /** {@code head { body } tail}: for {@code do {} while (...);} and struct definitions ({@code };}). */

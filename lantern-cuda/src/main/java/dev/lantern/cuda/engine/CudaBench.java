@@ -3,7 +3,6 @@ package dev.lantern.cuda.engine;
 import dev.lantern.cuda.CublasLtGemm;
 import dev.lantern.cuda.CublasLtHandle;
 import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaEvent;
 import dev.lantern.cuda.CudaModule;
 import dev.lantern.cuda.CudaStorage;
 import dev.lantern.cuda.CudaStream;
@@ -29,7 +28,6 @@ import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -409,22 +407,7 @@ public final class CudaBench {
     }
 
     private double time(CudaStream s, Runnable work, int warm, int iters) {
-        for (int i = 0; i < warm; i++) {
-            work.run();
-        }
-        s.synchronize();
-        double[] t = new double[iters];
-        try (CudaEvent a = device.newEvent(true); CudaEvent b = device.newEvent(true)) {
-            for (int i = 0; i < iters; i++) {
-                s.record(a);
-                work.run();
-                s.record(b);
-                b.synchronize();
-                t[i] = b.elapsedMillisSince(a);
-            }
-        }
-        Arrays.sort(t);
-        return t[iters / 2];
+        return EventTiming.medianMs(device, s, work, warm, iters);
     }
 
     private void record(String name, String impl, double ms, String rateKey, double rate, long peakBytes, Map<String, Object> extra) {

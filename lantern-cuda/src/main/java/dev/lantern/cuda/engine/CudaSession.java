@@ -3,7 +3,6 @@ package dev.lantern.cuda.engine;
 import dev.lantern.cuda.CublasLtGemm;
 import dev.lantern.cuda.CublasLtHandle;
 import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaEvent;
 import dev.lantern.cuda.CudaModule;
 import dev.lantern.cuda.CudaSegmentSource;
 import dev.lantern.cuda.CudaStorage;
@@ -30,7 +29,6 @@ import dev.lantern.runtime.alloc.CachingAllocator;
 import dev.lantern.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -370,22 +368,7 @@ public final class CudaSession implements AutoCloseable {
 
     /** Median milliseconds (CUDA events) of {@code iters} runs of {@code work} after {@code warm} runs. */
     public double timeMs(Runnable work, int warm, int iters) {
-        for (int i = 0; i < warm; i++) {
-            work.run();
-        }
-        stream.synchronize();
-        double[] t = new double[iters];
-        try (CudaEvent a = device.newEvent(true); CudaEvent b = device.newEvent(true)) {
-            for (int i = 0; i < iters; i++) {
-                stream.record(a);
-                work.run();
-                stream.record(b);
-                b.synchronize();
-                t[i] = b.elapsedMillisSince(a);
-            }
-        }
-        Arrays.sort(t);
-        return t[iters / 2];
+        return EventTiming.medianMs(device, stream, work, warm, iters);
     }
 
     // ------------------------------------------------------------------ binding

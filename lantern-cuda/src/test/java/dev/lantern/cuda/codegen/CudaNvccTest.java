@@ -1,5 +1,6 @@
 package dev.lantern.cuda.codegen;
 
+import dev.lantern.cuda.NvccOnPath;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -7,7 +8,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -41,20 +41,7 @@ class CudaNvccTest {
 
     @BeforeAll
     static void needsNvcc() {
-        Assumptions.assumeTrue(onPath("nvcc"), "nvcc is not on the PATH");
-    }
-
-    private static boolean onPath(String exe) {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return false;
-        }
-        for (String dir : path.split(File.pathSeparator)) {
-            if (Files.isExecutable(Path.of(dir, exe))) {
-                return true;
-            }
-        }
-        return false;
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
     }
 
     @ParameterizedTest

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
 import dev.lantern.frontend.nn.BlockConfig;
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import dev.lantern.cuda.NvccOnPath;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -35,7 +35,7 @@ class CudaLoweringNvccTest {
 
     @Test
     void everyLoweredKernelCompilesForSm90() throws Exception {
-        Assumptions.assumeTrue(onPath("nvcc"), "nvcc is not on the PATH");
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
         Map<String, CudaKernelSource> unique = new TreeMap<>();
         List<BlockConfig> configs = new ArrayList<>(BlockConfig.ALL);
         configs.add(new BlockConfig("odd", 1, 77, 96, 3, 200, true));
@@ -79,18 +79,5 @@ class CudaLoweringNvccTest {
             return src.entry() + ": nvcc timed out";
         }
         return p.exitValue() == 0 ? "" : src.entry() + ":\n" + log + "\nreproduce: " + String.join(" ", cmd);
-    }
-
-    private static boolean onPath(String exe) {
-        String path = System.getenv("PATH");
-        if (path == null) {
-            return false;
-        }
-        for (String dir : path.split(File.pathSeparator)) {
-            if (Files.isExecutable(Path.of(dir, exe))) {
-                return true;
-            }
-        }
-        return false;
     }
 }

@@ -26,11 +26,7 @@ final class ScratchAgent implements Agent {
                 held.add(a);
             }
         } else {
-            int i = t.rng.nextInt(held.size());
-            Allocation a = held.get(i);
-            held.set(i, held.getLast());
-            held.removeLast();
-            t.free(a);
+            t.freeRandom(held);
         }
     }
 

@@ -8,6 +8,7 @@ import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 
@@ -70,6 +71,15 @@ final class Traffic {
             allocator.free(a);
             hash(FREE, a.address(), a.size());
         }
+    }
+
+    /** Frees one of {@code held} picked at random and drops it from the list (swap with the last: order is not kept). */
+    void freeRandom(List<Allocation> held) {
+        int i = rng.nextInt(held.size());
+        Allocation a = held.get(i);
+        held.set(i, held.getLast());
+        held.removeLast();
+        free(a);
     }
 
     /** Frees at the end of the run: no random draw, so the digest does not depend on what was left. */
