@@ -1,6 +1,8 @@
 package dev.lantern.cli;
 
 import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.ffi.CudaLibraries;
+import dev.lantern.cuda.ffi.LibraryProbe;
 import dev.lantern.cuda.engine.CudaDemo;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.DemoMetrics;
@@ -47,16 +49,16 @@ final class DemoCommand {
         if (a.get("dump-ir", null) != null) {
             Files2.writeAtomically(Path.of(a.get("dump-ir", null)), IrPrinter.print(g));
         }
-        boolean gpu = device.equals("cuda") || device.equals("auto") && CudaDevice.count() > 0;
-        if (device.equals("cuda") && CudaDevice.count() == 0) {
-            throw new LanternException("no usable CUDA device: " + String.join("; ", CudaInfo.report().stream()
-                    .filter(l -> l.startsWith("cuda:")).toList()));
+        String missing = gpuMissing();
+        boolean gpu = missing == null && !device.equals("cpu");
+        if (device.equals("cuda") && missing != null) {
+            throw new LanternException("no usable CUDA device: " + missing);
         }
         if (gpu) {
             return runOnGpu(a, cfg, seed, runs, out, err);
         }
         if (device.equals("auto")) {
-            err.println("lantern demo: no usable GPU, the CPU backend serves (see lantern doctor)");
+            err.println("lantern demo: no usable GPU (" + missing + "), the CPU backend serves (see lantern doctor)");
         }
         if (cfg.flops() > CPU_FLOP_LIMIT && !a.flag("force")) {
             throw new LanternException(String.format(java.util.Locale.ROOT,
@@ -100,6 +102,19 @@ final class DemoCommand {
             return 1;
         }
         return 0;
+    }
+
+    /** Why the GPU path cannot run here (no GPU, or a library it needs is missing), or {@code null} when it can. */
+    private static String gpuMissing() {
+        if (CudaDevice.count() == 0) {
+            return "no NVIDIA GPU or driver found";
+        }
+        for (LibraryProbe p : CudaLibraries.system().probes()) {
+            if (!p.found() && (p.label().equals("nvrtc") || p.label().equals("cublasLt"))) {
+                return p.label() + " not found";
+            }
+        }
+        return null;
     }
 
     /** The block in bf16 on GPU 0: compiled, replayed as a CUDA graph, and eager, checked against a reference. */
