@@ -18,8 +18,9 @@ def compile_one(path):
     rc = LIB.nvrtcCreateProgram(ctypes.byref(prog), src, os.path.basename(path).encode(), 0, None, None)
     if rc != 0:
         return path, rc, "create failed"
-    opts = (ctypes.c_char_p * len(OPTS))(*OPTS)
-    rc = LIB.nvrtcCompileProgram(prog, len(OPTS), opts)
+    o = [b"--gpu-architecture=sm_90a" if b"wgmma" in src and x.startswith(b"--gpu") else x for x in OPTS]
+    opts = (ctypes.c_char_p * len(o))(*o)
+    rc = LIB.nvrtcCompileProgram(prog, len(o), opts)
     n = ctypes.c_size_t()
     LIB.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
     buf = ctypes.create_string_buffer(n.value)

@@ -89,7 +89,7 @@ public final class ModuleCache {
     /** The cache key of {@code src} for this target, compiler and driver (64 hex digits). */
     public String keyOf(KernelSource src) {
         MessageDigest key = sha256();
-        field(key, "arch", arch);
+        field(key, "arch", src.archFor(arch));
         field(key, "source", HexFormat.of().formatHex(sha256().digest(src.code().getBytes(StandardCharsets.UTF_8))));
         field(key, "options", String.join("\u0000", src.options()));
         field(key, "compiler", compiler.version());
@@ -114,10 +114,10 @@ public final class ModuleCache {
             hits.incrementAndGet();
             return new Entry(key, cached, true);
         }
-        Compiler.Result result = compiler.compile(src.code(), src.name(), arch, src.options());
+        Compiler.Result result = compiler.compile(src.code(), src.name(), src.archFor(arch), src.options());
         compiles.incrementAndGet();
         if (result.cubin() == null) {
-            throw new KernelCompileException(src.name(), arch, result.log(), writeFailedSource(src, key));
+            throw new KernelCompileException(src.name(), src.archFor(arch), result.log(), writeFailedSource(src, key));
         }
         write(file, result.cubin());
         return new Entry(key, result.cubin(), false);

@@ -52,9 +52,17 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
         return 4.0 * batch * heads * seqQ * seqK * headDim * (causal ? 0.5 : 1.0);
     }
 
+    /** Whether the Hopper (wgmma, sm_90a) kernel serves this spec on {@code target}. */
+    public boolean hopperPath(CudaTarget target) {
+        return fastPath(target) && headDim == 128 && target.wgmmaAttention() != null;
+    }
+
     @Override
     public CudaKernelSource render(CudaTarget target) {
         target.requireDtype(dtype, name);
+        if (hopperPath(target)) {
+            return new AttentionWgmmaRenderer(this, target).render();
+        }
         return fastPath(target) ? new AttentionMmaRenderer(this, target).render()
                 : new AttentionGeneralRenderer(this, target).render();
     }

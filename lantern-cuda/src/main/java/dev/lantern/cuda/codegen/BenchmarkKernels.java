@@ -83,6 +83,8 @@ public final class BenchmarkKernels {
         specs.add(AttentionSpec.of("lt_attention_d64_f16_ragged", 2, 3, 200, 333, 64, false, F16));
         specs.add(AttentionSpec.of("lt_attention_d80_general", 2, 4, 129, 257, 80, true, BF16));
         specs.add(AttentionSpec.of("lt_attention_d128_small", 1, 16, 128, 128, 128, true, BF16));
+        specs.add(AttentionSpec.of("lt_attention_d128_f16_ragged", 2, 3, 200, 333, 128, false, F16));
+        specs.add(AttentionSpec.of("lt_attention_d128_causal_ragged", 2, 4, 300, 300, 128, true, BF16));
         return List.copyOf(specs);
     }
 }

@@ -28,9 +28,19 @@ public record CudaKernelSource(String entry, String source, List<KernelParam> pa
      */
     public boolean requiresAligned16() {
         return switch (variant) {
-            case "vector", "registers", "mma" -> true;
+            case "vector", "registers", "mma", "wgmma" -> true;
             default -> false;
         };
+    }
+
+    /** Whether the kernel uses sm_90a-only instructions (wgmma) and must be built for {@code sm_90a}. */
+    public boolean archSpecific() {
+        return variant.equals("wgmma");
+    }
+
+    /** The nvcc / NVRTC architecture for this kernel on {@code target}: sm_90 or, arch-specific, sm_90a. */
+    public String arch(CudaTarget target) {
+        return archSpecific() ? target.arch() + "a" : target.arch();
     }
 
     /** The launch configuration for the spec's own sizes. */
@@ -60,5 +70,10 @@ public record CudaKernelSource(String entry, String source, List<KernelParam> pa
     /** NVRTC options that match the nvcc build the tests check ({@code -O3}, no line info). */
     public static List<String> nvrtcOptions(CudaTarget target) {
         return List.of("--gpu-architecture=" + target.arch(), "--std=c++17", "-default-device");
+    }
+
+    /** {@link #nvrtcOptions(CudaTarget)} with this kernel's own architecture (sm_90a for wgmma). */
+    public List<String> nvrtcOptionsFor(CudaTarget target) {
+        return List.of("--gpu-architecture=" + arch(target), "--std=c++17", "-default-device");
     }
 }

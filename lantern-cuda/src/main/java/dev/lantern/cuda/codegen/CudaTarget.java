@@ -20,6 +20,9 @@ import java.util.Set;
  * @param attention64       tile choice of the fused attention at head_dim 64
  * @param attention128      tile choice of the fused attention at head_dim 128
  * @param tensorCoreMma     whether {@code mma.sync.m16n8k16} on bf16/f16 exists (sm_80+)
+ * @param wgmmaAttention    tile of the Hopper attention kernel at head_dim 128 ({@code wgmma},
+ *                          built for the arch-specific {@code sm_90a}); null where the GPU has no
+ *                          wgmma or the mma.sync kernel is wanted
  */
 public record CudaTarget(
         String arch,
@@ -32,7 +35,8 @@ public record CudaTarget(
         int rowVectorsPerThread,
         AttentionTile attention64,
         AttentionTile attention128,
-        boolean tensorCoreMma) {
+        boolean tensorCoreMma,
+        WgmmaTile wgmmaAttention) {
 
     /**
      * Tiles of the tensor-core attention: {@code warps} warps per CTA, each owning
@@ -61,11 +65,31 @@ public record CudaTarget(
         }
     }
 
+    /**
+     * Tiles of the wgmma attention: {@code warpgroups} warpgroups per CTA (64 query rows each),
+     * K/V tiles of {@code keyTile} keys, {@code stages} K/V buffers in shared memory.
+     */
+    public record WgmmaTile(int warpgroups, int keyTile, int stages) {
+        public WgmmaTile {
+            if (warpgroups < 1 || warpgroups > 2 || (keyTile != 64 && keyTile != 128) || stages < 1 || stages > 2) {
+                throw new IllegalArgumentException("bad wgmma attention tile " + warpgroups + "/" + keyTile + "/" + stages);
+            }
+        }
+
+        /** A short name for dumps and sweeps: {@code g1k64s2}. */
+        public String tag() {
+            return "g" + warpgroups + "k" + keyTile + "s" + stages;
+        }
+    }
+
+    /** The default wgmma attention tile on Hopper. */
+    public static final WgmmaTile HOPPER_ATTENTION = new WgmmaTile(1, 64, 2);
+
     /** NVIDIA H200 (and H100 SXM): sm_90, 132 SMs, 227 KiB opt-in shared memory per CTA. */
     public static final CudaTarget H200 = new CudaTarget(
             "sm_90", 132, 32, 1024, 227 * 1024, 16,
             Set.of(DType.F32, DType.F16, DType.BF16),
-            4, new AttentionTile(4, 1, 64, 1), new AttentionTile(4, 1, 64, 1), true);
+            4, new AttentionTile(4, 1, 64, 1), new AttentionTile(4, 1, 64, 1), true, HOPPER_ATTENTION);
 
     public CudaTarget {
         dtypes = Set.copyOf(dtypes);
@@ -82,13 +106,19 @@ public record CudaTarget(
     /** A copy with other attention tile choices: the basic tile sweep renders each. */
     public CudaTarget withAttention(AttentionTile tile64, AttentionTile tile128) {
         return new CudaTarget(arch, smCount, warpSize, maxThreadsPerBlock, sharedBytesPerBlock, vectorBytes,
-                dtypes, rowVectorsPerThread, tile64, tile128, tensorCoreMma);
+                dtypes, rowVectorsPerThread, tile64, tile128, tensorCoreMma, null);
     }
 
     /** A copy with another number of row vectors per thread for the row kernels. */
     public CudaTarget withRowVectorsPerThread(int vectors) {
         return new CudaTarget(arch, smCount, warpSize, maxThreadsPerBlock, sharedBytesPerBlock, vectorBytes,
-                dtypes, vectors, attention64, attention128, tensorCoreMma);
+                dtypes, vectors, attention64, attention128, tensorCoreMma, wgmmaAttention);
+    }
+
+    /** A copy whose head_dim-128 attention is the wgmma kernel with {@code tile} (null: the mma.sync kernel). */
+    public CudaTarget withWgmmaAttention(WgmmaTile tile) {
+        return new CudaTarget(arch, smCount, warpSize, maxThreadsPerBlock, sharedBytesPerBlock, vectorBytes,
+                dtypes, rowVectorsPerThread, attention64, attention128, tensorCoreMma, tile);
     }
 
     void requireDtype(DType dtype, String what) {

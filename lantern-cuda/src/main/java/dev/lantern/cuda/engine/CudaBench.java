@@ -397,7 +397,7 @@ public final class CudaBench {
 
     private CudaModule.CudaKernel load(CudaKernelSource src) {
         return loaded.computeIfAbsent(src.entry(), e -> {
-            CudaModule m = ModuleCache.forDevice(device).load(device, new KernelSource(src.entry(), src.source(), List.of(), src.variant()));
+            CudaModule m = ModuleCache.forDevice(device).load(device, new KernelSource(src.entry(), src.source(), List.of(), src.variant(), src.archSpecific()));
             CudaModule.CudaKernel k = m.kernel(src.entry());
             if (src.launch().needsSharedOptIn()) {
                 k.setMaxDynamicSharedBytes(src.launch().dynamicSharedBytes());

@@ -154,7 +154,7 @@ public final class CudaSession implements AutoCloseable {
     CudaModule.CudaKernel load(CudaKernelSource src) {
         CudaModule.CudaKernel k = kernels.get(src.entry());
         if (k == null) {
-            CudaModule m = modules.load(device, new KernelSource(src.entry(), src.source(), List.of(), src.variant()));
+            CudaModule m = modules.load(device, new KernelSource(src.entry(), src.source(), List.of(), src.variant(), src.archSpecific()));
             loadedModules.add(m);
             k = m.kernel(src.entry());
             LaunchConfig c = src.launch();

@@ -17,7 +17,8 @@ public final class CudaTargets {
         CudaTarget h = CudaTarget.H200;
         return new CudaTarget(device.arch(), device.smCount(), h.warpSize(), h.maxThreadsPerBlock(),
                 device.maxSharedPerBlockOptin(), h.vectorBytes(), h.dtypes(), h.rowVectorsPerThread(),
-                h.attention64(), h.attention128(), device.ccMajor() >= 8);
+                h.attention64(), h.attention128(), device.ccMajor() >= 8,
+                device.ccMajor() == 9 && device.arch().equals("sm_90") ? h.wgmmaAttention() : null);
     }
 
     public static CudaTarget of(CudaDevice device) {

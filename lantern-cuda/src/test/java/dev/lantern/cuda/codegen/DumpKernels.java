@@ -24,23 +24,32 @@ public final class DumpKernels {
         for (KernelSpec spec : BenchmarkKernels.all()) {
             entries.add(write(dir, spec, CudaTarget.H200, ""));
         }
-        // Tile variants of the attention for the harness to time (the basic sweep).
+        // Tile variants of the attention for the harness to time (the basic sweep): two mma.sync
+        // tiles for reference, then the wgmma tiles.
         List<CudaTarget.AttentionTile> tiles = List.of(
-                new CudaTarget.AttentionTile(4, 1, 64, 1), new CudaTarget.AttentionTile(4, 1, 64, 2),
-                new CudaTarget.AttentionTile(4, 2, 64, 1), new CudaTarget.AttentionTile(4, 2, 32, 1),
-                new CudaTarget.AttentionTile(4, 2, 32, 2), new CudaTarget.AttentionTile(8, 1, 64, 1),
-                new CudaTarget.AttentionTile(8, 1, 64, 2), new CudaTarget.AttentionTile(8, 2, 32, 1));
+                new CudaTarget.AttentionTile(4, 1, 64, 1), new CudaTarget.AttentionTile(4, 2, 32, 2));
+        List<CudaTarget.WgmmaTile> hopper = List.of(
+                new CudaTarget.WgmmaTile(1, 64, 2), new CudaTarget.WgmmaTile(1, 64, 1),
+                new CudaTarget.WgmmaTile(1, 128, 1), new CudaTarget.WgmmaTile(1, 128, 2),
+                new CudaTarget.WgmmaTile(2, 64, 2), new CudaTarget.WgmmaTile(2, 128, 2));
         for (KernelSpec spec : BenchmarkKernels.all()) {
             if (spec instanceof AttentionSpec a && a.fastPath(CudaTarget.H200) && a.batch() == 16) {
                 for (CudaTarget.AttentionTile tile : tiles) {
-                    String tag = tile.tag();
-                    AttentionSpec v = new AttentionSpec(a.name() + "_" + tag, a.batch(), a.heads(), a.seqQ(), a.seqK(),
-                            a.headDim(), a.causal(), a.scale(), a.dtype());
-                    entries.add(write(dir, v, CudaTarget.H200.withAttention(tile, tile), tag));
+                    entries.add(write(dir, renamed(a, tile.tag()), CudaTarget.H200.withAttention(tile, tile), tile.tag()));
+                }
+                if (a.headDim() == 128) {
+                    for (CudaTarget.WgmmaTile tile : hopper) {
+                        entries.add(write(dir, renamed(a, tile.tag()), CudaTarget.H200.withWgmmaAttention(tile), tile.tag()));
+                    }
                 }
             }
         }
         Files.writeString(dir.resolve("manifest.json"), "[\n" + String.join(",\n", entries) + "\n]\n");
+    }
+
+    private static AttentionSpec renamed(AttentionSpec a, String tag) {
+        return new AttentionSpec(a.name() + "_" + tag, a.batch(), a.heads(), a.seqQ(), a.seqK(), a.headDim(), a.causal(),
+                a.scale(), a.dtype());
     }
 
     static String write(Path dir, KernelSpec spec, CudaTarget target, String tag) throws IOException {

@@ -1,0 +1,287 @@
+package dev.lantern.cuda.codegen;
+
+import dev.lantern.ir.DType;
+
+import java.util.List;
+
+/**
+ * The Hopper attention kernel for head_dim 128, bf16 or f16, on sm_90a: both matrix products on
+ * {@code wgmma} (warpgroup MMA, f32 accumulators in registers), K and V read by the tensor cores
+ * straight from 128-byte-swizzled shared memory.
+ *
+ * <pre>
+ * CTA  = NWG warpgroups (128 threads each); warpgroup w owns the 64 query rows q0 + 64 w ..
+ * smem = Q[NWG][2][64][64] | stage s: K[2][BC][64], V[2][BC][64]     (bf16, 1024-byte aligned)
+ *        every tile stored as two column halves of 64 elements: rows of 128 bytes, 16-byte chunk
+ *        c of row r at c ^ (r % 8) (the SW128 pattern wgmma's descriptors name)
+ * loop over key tiles j (causal: only tiles with a key &lt;= the CTA's last query):
+ *   cp.async K_j+1, V_j+1 into the other stage; wait for K_j, V_j; proxy fence; barrier
+ *   S = Q K_j^T    wgmma m64nBCk16, A and B from shared memory (both K-major), 8 k-steps
+ *   mask (diagonal and ragged tiles), online softmax in f32, log2 domain
+ *   O += P V_j     wgmma m64n128k16, P from registers (re-packed S accumulators), V from shared
+ *                  memory read N-major (transposed by the descriptor), BC / 16 k-steps
+ *   barrier (the stage is refilled in the next iteration)
+ * O /= l, stored straight from the accumulators.
+ * </pre>
+ * Rows past seq_q / keys past seq_k are zero-filled by cp.async and masked, so any sequence
+ * length is served. The same argument list as the mma.sync kernel ({@link AttentionParams}).
+ */
+final class AttentionWgmmaRenderer {
+    private final AttentionSpec spec;
+    private final CudaTarget.WgmmaTile tile;
+    private final String t;
+
+    AttentionWgmmaRenderer(AttentionSpec spec, CudaTarget target) {
+        this.spec = spec;
+        this.tile = target.wgmmaAttention();
+        this.t = CudaPrelude.cType(spec.dtype());
+        if (spec.headDim() != 128) {
+            throw new CodegenException(spec.name() + ": the wgmma attention kernel needs head_dim 128, got "
+                    + spec.headDim());
+        }
+        if (sharedBytes() > target.sharedBytesPerBlock()) {
+            throw new CodegenException(spec.name() + ": attention needs " + sharedBytes()
+                    + " bytes of shared memory, " + target.arch() + " allows " + target.sharedBytesPerBlock());
+        }
+    }
+
+    /** Q, the K/V stages, and 1 KiB of slack to align the swizzle atoms to 1024 bytes. */
+    int sharedBytes() {
+        return tile.warpgroups() * 64 * 256 + tile.stages() * 2 * tile.keyTile() * 256 + 1024;
+    }
+
+    CudaKernelSource render() {
+        CudaEmitter e = new CudaEmitter();
+        int threads = tile.warpgroups() * 128;
+        CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim 128, Hopper path "
+                + "(wgmma, " + tile.warpgroups() + " warpgroup(s), key tile " + tile.keyTile() + ", "
+                + tile.stages() + " K/V stage(s))");
+        String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
+        String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
+        String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
+        e.linef("constexpr int NWG = %d, THREADS = NWG * 128, BR = 64 * NWG, BC = %d, STAGES = %d;",
+                tile.warpgroups(), tile.keyTile(), tile.stages());
+        e.line("constexpr int HALF = BC * 128;  // bytes of one 64-column half of a K or V tile");
+        e.line("constexpr int QBYTES = 64 * 256, KVBYTES = 2 * BC * 256;  // one warpgroup's Q; one stage's K + V");
+        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
+        e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
+                ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
+        e.line("typedef " + t + " T;");
+        e.blank();
+        emitHelpers(e, mmaType, pack2, vec2);
+        List<KernelParam> params = AttentionParams.of(t);
+        boolean foldScale = spec.scale() > 0;
+        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(" + threads + ", 1)"), () -> {
+            e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
+            e.line("const int tid = threadIdx.x, wg = tid >> 7, wt = tid & 127, lane = tid & 31, wi = wt >> 5;");
+            e.line("const int qblocks = (seq_q + BR - 1) / BR;");
+            e.line("const long long bh = blockIdx.x / qblocks;");
+            e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
+            AttentionParams.emitBases(e, "T");
+            e.line("const unsigned sbase = ((unsigned) __cvta_generic_to_shared(lt_smem) + 1023u) & ~1023u;");
+            e.line("const unsigned sQ = sbase, sKV = sbase + NWG * QBYTES;  // stage s: K at sKV + s * KVBYTES, V after it");
+            e.line("int nk = (seq_k + BC - 1) / BC;");
+            e.line("if (CAUSAL) nk = min(nk, (q0 + BR + BC - 1) / BC);  // tiles past the last query are fully masked");
+            e.unrolled("w", "NWG", () -> e.line("lt_load_tile<64>(sQ + w * QBYTES, qb, q_ss, q0 + 64 * w, seq_q, tid);"));
+            e.block("if (nk > 0)", () -> {
+                e.line("lt_load_tile<BC>(sKV, kb, k_ss, 0, seq_k, tid);");
+                e.line("lt_load_tile<BC>(sKV + HALF * 2, vb, v_ss, 0, seq_k, tid);");
+            });
+            e.line("lt_cp_commit();");
+            e.line("float oacc[16][4];");
+            e.unrolled("n", "16", () -> e.line("oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.f;"));
+            e.line("float mrow[2] = {-LT_INF, -LT_INF}, lrow[2] = {0.f, 0.f};");
+            e.line("const int g = lane >> 2, t4 = lane & 3;");
+            e.line("const int wq0 = q0 + 64 * wg;           // this warpgroup's first query row");
+            e.line("const int qrow = wq0 + wi * 16 + g;     // this thread's rows: qrow and qrow + 8");
+            e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
+                e.line("const unsigned sK = sKV + (STAGES == 2 ? (kt & 1) * KVBYTES : 0), sV = sK + HALF * 2;");
+                if (tile.stages() == 2) {
+                    e.block("if (kt + 1 < nk)", () -> {
+                        e.line("const unsigned nK = sKV + ((kt + 1) & 1) * KVBYTES;");
+                        e.line("lt_load_tile<BC>(nK, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+                        e.line("lt_load_tile<BC>(nK + HALF * 2, vb, v_ss, (kt + 1) * BC, seq_k, tid);");
+                        e.line("lt_cp_commit();");
+                        e.line("lt_cp_wait_one();  // all but the tile just issued: K_kt and V_kt have landed");
+                    });
+                    e.block("else", () -> e.line("lt_cp_wait_all();"));
+                } else {
+                    e.block("if (kt > 0)", () -> {
+                        e.line("lt_load_tile<BC>(sK, kb, k_ss, kt * BC, seq_k, tid);");
+                        e.line("lt_load_tile<BC>(sV, vb, v_ss, kt * BC, seq_k, tid);");
+                        e.line("lt_cp_commit();");
+                    });
+                    e.line("lt_cp_wait_all();");
+                }
+                e.line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");  // cp.async writes -> wgmma reads");
+                e.line("__syncthreads();");
+                e.line("const int k0 = kt * BC;");
+                e.block("if (!CAUSAL || k0 <= wq0 + 63)", () -> {
+                    e.comment("S = Q K^T: 8 k-steps of 16 dims; k-step kk is at byte 32 (kk % 4) of half kk / 4");
+                    e.line("float s[BC / 8][4];");
+                    e.line("lt_wgmma_fence();");
+                    e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(s, lt_desc(sQ + wg * QBYTES + (kk >> 2) * 8192 + (kk & 3) * 32, 16, 1024), "
+                            + "lt_desc(sK + (kk >> 2) * HALF + (kk & 3) * 32, 16, 1024), kk > 0);"));
+                    e.line("lt_wgmma_commit();");
+                    e.line("lt_wgmma_wait0();");
+                    e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
+                    emitMaskAndSoftmax(e, foldScale);
+                    e.comment("O += P V: k-step j covers keys 16j..16j+15 (rows 16j.. of V: byte 2048 j)");
+                    e.line("unsigned pa[BC / 16][4];");
+                    e.unrolled("j", "BC / 16", () -> {
+                        e.line("pa[j][0] = lt_pack(s[2 * j][0], s[2 * j][1]);");
+                        e.line("pa[j][1] = lt_pack(s[2 * j][2], s[2 * j][3]);");
+                        e.line("pa[j][2] = lt_pack(s[2 * j + 1][0], s[2 * j + 1][1]);");
+                        e.line("pa[j][3] = lt_pack(s[2 * j + 1][2], s[2 * j + 1][3]);");
+                    });
+                    e.line("lt_wgmma_fence();");
+                    e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(sV + j * 2048));"));
+                    e.line("lt_wgmma_commit();");
+                    e.line("lt_wgmma_wait0();");
+                    e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
+                });
+                e.line("__syncthreads();  // every warpgroup is done with this stage before it is refilled");
+            });
+            emitEpilogue(e, pack2, vec2);
+        });
+        int smem = sharedBytes();
+        int br = 64 * tile.warpgroups();
+        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
+        return new CudaKernelSource(spec.name(), e.text(), params, rule,
+                ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "wgmma");
+    }
+
+    private void emitHelpers(CudaEmitter e, String mmaType, String pack2, String vec2) {
+        e.block("__device__ __forceinline__ void lt_cp_async16(unsigned dst, const void* src, bool valid)", () -> {
+            e.comment("src-size 0 zero-fills the 16 bytes: rows past the sequence end read as zeros");
+            e.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), "
+                    + "\"r\"(valid ? 16 : 0));");
+        });
+        e.line("__device__ __forceinline__ void lt_cp_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }");
+        e.line("__device__ __forceinline__ void lt_cp_wait_all() { asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\"); }");
+        e.line("__device__ __forceinline__ void lt_cp_wait_one() { asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\"); }");
+        e.line("__device__ __forceinline__ void lt_wgmma_fence() { asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\"); }");
+        e.line("__device__ __forceinline__ void lt_wgmma_commit() { asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\"); }");
+        e.line("__device__ __forceinline__ void lt_wgmma_wait0() { asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\"); }");
+        e.comment("keeps the compiler from moving accumulator reads or writes across a wgmma wait");
+        e.line("__device__ __forceinline__ void lt_reg_fence(float (&r)[4]) { asm volatile(\"\" : \"+f\"(r[0]), \"+f\"(r[1]), "
+                + "\"+f\"(r[2]), \"+f\"(r[3]) :: \"memory\"); }");
+        e.comment("shared-memory matrix descriptor: start, leading and stride byte offsets (16-byte units), 128-byte swizzle");
+        e.block("__device__ __forceinline__ unsigned long long lt_desc(unsigned addr, unsigned lbo, unsigned sbo)", () ->
+                e.line("return (unsigned long long) ((addr & 0x3FFFF) >> 4) | ((unsigned long long) (lbo >> 4) << 16) "
+                        + "| ((unsigned long long) (sbo >> 4) << 32) | (1ull << 62);"));
+        e.comment("V as the N-major B operand: 64-column halves HALF bytes apart (leading), 8-key groups 1024 apart (stride)");
+        e.line("#define LT_VDESC(addr) lt_desc((addr), HALF, 1024)");
+        e.line(wgmmaAsm("lt_wgmma_qk", "float (&d)[BC / 8][4], unsigned long long da, unsigned long long db, bool acc",
+                tile.keyTile(), mmaType, false));
+        e.line(wgmmaAsm("lt_wgmma_pv", "float (&d)[16][4], const unsigned (&a)[4], unsigned long long db",
+                128, mmaType, true));
+        e.block("__device__ __forceinline__ unsigned lt_pack(float lo, float hi)", () -> {
+            e.line(vec2 + " h = " + pack2 + "(lo, hi);");
+            e.line("return *reinterpret_cast<unsigned*>(&h);");
+        });
+        e.comment("ROWS x 128 tile of rows row0.. of g (row stride in elements) into smem at sbase as [2][ROWS][64], SW128");
+        e.line("template <int ROWS>");
+        e.block("__device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, "
+                + "int row0, int nrows, int tid)", () -> {
+            e.unrolled("it", "ROWS * 16 / THREADS", () -> {
+                e.line("const int i = tid + it * THREADS, r = i >> 4, c = i & 15;");
+                e.line("const bool ok = row0 + r < nrows;");
+                e.line("const T* src = g + (ok ? (long long) (row0 + r) * stride : 0LL) + c * 8;");
+                e.line("lt_cp_async16(sbase + (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4), src, ok);");
+            });
+        });
+        e.blank();
+    }
+
+    /**
+     * One wgmma as an inline-asm function. {@code n}: the N of m64nNk16 (accumulator registers
+     * d[n/8][4]); {@code registerA}: A from four registers (P), else from a descriptor (Q).
+     */
+    static String wgmmaAsm(String name, String params, int n, String mmaType, boolean registerA) {
+        int regs = n / 2;
+        StringBuilder s = new StringBuilder();
+        s.append("__device__ __forceinline__ void ").append(name).append('(').append(params).append(") {\n");
+        s.append("    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %").append(registerA ? regs + 5 : regs + 2)
+                .append(", 0;\\nwgmma.mma_async.sync.aligned.m64n").append(n).append("k16.f32.").append(mmaType)
+                .append('.').append(mmaType).append(" {");
+        for (int i = 0; i < regs; i++) {
+            s.append(i == 0 ? "" : ", ").append('%').append(i);
+        }
+        if (registerA) {
+            s.append("}, {%").append(regs).append(", %").append(regs + 1).append(", %").append(regs + 2)
+                    .append(", %").append(regs + 3).append("}, %").append(regs + 4).append(", p, 1, 1, 1;\\n}\\n\"\n");
+        } else {
+            s.append("}, %").append(regs).append(", %").append(regs + 1).append(", p, 1, 1, 0, 0;\\n}\\n\"\n");
+        }
+        s.append("        : ");
+        for (int i = 0; i < regs; i++) {
+            s.append(i == 0 ? "" : ", ").append("\"+f\"(d[").append(i / 4).append("][").append(i % 4).append("])");
+        }
+        s.append("\n        : ");
+        if (registerA) {
+            s.append("\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"(1)");
+        } else {
+            s.append("\"l\"(da), \"l\"(db), \"r\"((int) acc)");
+        }
+        s.append(");\n}");
+        return s.toString();
+    }
+
+    private void emitMaskAndSoftmax(CudaEmitter e, boolean foldScale) {
+        if (!foldScale) {
+            e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> e.line("s[n][i] *= SCALE_LOG2;")));
+        }
+        e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > wq0))", () -> {
+            e.comment("a ragged or diagonal tile: mask keys past seq_k and, causal, keys after the query");
+            e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
+                e.line("const int col = k0 + n * 8 + 2 * t4 + (i & 1), row = qrow + (i >> 1) * 8;");
+                e.line("if (col >= seq_k || (CAUSAL && col > row)) s[n][i] = -LT_INF;");
+            }));
+        });
+        e.unrolled("h", "2", () -> {
+            e.comment("row qrow + 8 h: this thread holds s[n][2h..2h+1]; its quad holds the row");
+            e.line("float mx = mrow[h];");
+            e.unrolled("n", "BC / 8", () -> e.line("mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));"));
+            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
+            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
+            e.line("const float muse = mx == -LT_INF ? 0.f : mx;  // all masked so far: keep exp2 finite");
+            if (foldScale) {
+                e.line("const float corr = exp2f((mrow[h] - muse) * SCALE_LOG2);");
+                e.line("const float mneg = -muse * SCALE_LOG2;");
+            } else {
+                e.line("const float corr = exp2f(mrow[h] - muse);");
+            }
+            e.line("mrow[h] = mx;");
+            e.line("float ls = 0.f;");
+            e.unrolled("n", "BC / 8", () -> {
+                if (foldScale) {
+                    e.line("s[n][2 * h] = exp2f(fmaf(s[n][2 * h], SCALE_LOG2, mneg));");
+                    e.line("s[n][2 * h + 1] = exp2f(fmaf(s[n][2 * h + 1], SCALE_LOG2, mneg));");
+                } else {
+                    e.line("s[n][2 * h] = exp2f(s[n][2 * h] - muse);");
+                    e.line("s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - muse);");
+                }
+                e.line("ls += s[n][2 * h] + s[n][2 * h + 1];");
+            });
+            e.line("lrow[h] = lrow[h] * corr + ls;  // per-thread partial; the quad sum comes at the end");
+            e.unrolled("n", "16", () -> {
+                e.line("oacc[n][2 * h] *= corr;");
+                e.line("oacc[n][2 * h + 1] *= corr;");
+            });
+        });
+    }
+
+    private void emitEpilogue(CudaEmitter e, String pack2, String vec2) {
+        e.unrolled("h", "2", () -> {
+            e.line("float l = lrow[h];");
+            e.line("l += __shfl_xor_sync(0xffffffffu, l, 1);");
+            e.line("l += __shfl_xor_sync(0xffffffffu, l, 2);");
+            e.line("const float inv = l > 0.f ? 1.f / l : 0.f;");
+            e.line("const int row = qrow + h * 8;");
+            e.block("if (row < seq_q)", () -> e.unrolled("n", "16", () ->
+                    e.line("*reinterpret_cast<" + vec2 + "*>(ob + row * o_ss + n * 8 + 2 * t4) = "
+                            + pack2 + "(oacc[n][2 * h] * inv, oacc[n][2 * h + 1] * inv);")));
+        });
+    }
+}
