@@ -31,6 +31,7 @@ class ModuleCacheTest {
     static final class FakeCompiler implements ModuleCache.Compiler {
         final AtomicInteger calls = new AtomicInteger();
         final String version;
+        volatile String lastArch;
 
         FakeCompiler(String version) {
             this.version = version;
@@ -39,6 +40,7 @@ class ModuleCacheTest {
         @Override
         public Result compile(String source, String name, String arch, List<String> options) {
             calls.incrementAndGet();
+            lastArch = arch;
             if (source.contains("#error")) {
                 return new Result(null, name + ".cu(1): error: this is a planted error");
             }
@@ -89,11 +91,21 @@ class ModuleCacheTest {
                 cache(c).keyOf(new KernelSource(SRC.name(), SRC.code(), List.of(), SRC.specKey())),
                 cache(c).keyOf(new KernelSource(SRC.name(), SRC.code(), SRC.options(), "bf16/n=1024")),
                 // field boundaries matter: moving text between options and spec must not collide
-                cache(c).keyOf(new KernelSource(SRC.name(), SRC.code(), List.of("-lineinfof32/n=1024"), "")));
+                cache(c).keyOf(new KernelSource(SRC.name(), SRC.code(), List.of("-lineinfof32/n=1024"), "")),
+                cache(c).keyOf(new KernelSource(SRC.name(), SRC.code(), SRC.options(), SRC.specKey(), true)));
         for (String v : variants) {
             assertNotEquals(base, v);
         }
         assertEquals(variants.size(), variants.stream().distinct().count());
+    }
+
+    @Test
+    void archSpecificSourcesAreBuiltForTheATarget() {
+        FakeCompiler c = new FakeCompiler("nvrtc 13.0");
+        cache(c).get(SRC);
+        assertEquals("sm_90", c.lastArch);
+        cache(c).get(new KernelSource("wg", "extern \"C\" __global__ void wg() {}", List.of(), "", true));
+        assertEquals("sm_90a", c.lastArch, "wgmma kernels need sm_90a");
     }
 
     @Test

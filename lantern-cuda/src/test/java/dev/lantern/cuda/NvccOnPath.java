@@ -20,4 +20,14 @@ public final class NvccOnPath {
         }
         return false;
     }
+
+    /**
+     * nvcc's architecture flag for a generated kernel: {@code -arch=sm_90}, or for an
+     * arch-specific (wgmma) kernel the {@code -gencode} form for sm_90a (the {@code -arch=sm_90a}
+     * shorthand also runs a plain sm_90 pass that rejects wgmma on nvcc 13.0).
+     */
+    public static String archFlag(dev.lantern.cuda.codegen.CudaKernelSource src, dev.lantern.cuda.codegen.CudaTarget target) {
+        return src.archSpecific() ? "-gencode=arch=compute_" + target.arch().substring(3) + "a,code=" + target.arch() + "a"
+                : "-arch=" + target.arch();
+    }
 }

@@ -10,18 +10,21 @@ import java.util.List;
  * straight from 128-byte-swizzled shared memory.
  *
  * <pre>
- * CTA  = NWG warpgroups (128 threads each); warpgroup w owns the 64 query rows q0 + 64 w ..
- * smem = Q[NWG][2][64][64] | stage s: K[2][BC][64], V[2][BC][64]     (bf16, 1024-byte aligned)
+ * CTA  = one warpgroup (128 threads), 64 query rows q0..; several CTAs per SM overlap each other
+ * smem = Q[2][64][64] | K stages [2][BC][64] | V stages [2][BC][64]   (bf16, 1024-byte aligned)
  *        every tile stored as two column halves of 64 elements: rows of 128 bytes, 16-byte chunk
  *        c of row r at c ^ (r % 8) (the SW128 pattern wgmma's descriptors name)
- * loop over key tiles j (causal: only tiles with a key &lt;= the CTA's last query):
- *   cp.async K_j+1, V_j+1 into the other stage; wait for K_j, V_j; proxy fence; barrier
- *   S = Q K_j^T    wgmma m64nBCk16, A and B from shared memory (both K-major), 8 k-steps
- *   mask (diagonal and ragged tiles), online softmax in f32, log2 domain
- *   O += P V_j     wgmma m64n128k16, P from registers (re-packed S accumulators), V from shared
- *                  memory read N-major (transposed by the descriptor), BC / 16 k-steps
- *   barrier (the stage is refilled in the next iteration)
- * O /= l, stored straight from the accumulators.
+ * S = Q K^T      wgmma m64nBCk16, A and B from shared memory (both K-major), 8 k-steps
+ * O += P V       wgmma m64n128k16, P from registers (re-packed S accumulators), V from shared
+ *                memory read N-major (transposed by the descriptor), BC / 16 k-steps
+ * prologue: S_0, its softmax, P_0
+ * loop over key tiles j = 1.. (causal: only tiles with a key &lt;= the CTA's last query):
+ *   issue S_j = Q K_j^T, then O += P_j-1 V_j-1 (both async); wait for S_j only
+ *   mask (diagonal and ragged tiles), online softmax of S_j in f32, log2 domain, while P V runs
+ *   wait for P V; O *= exp(m_old - m_new); P_j = S_j packed to bf16
+ *   (two stages: K_j+1 and V_j load during tile j; one stage: each reloads as soon as its
+ *   buffer's wgmma is done)
+ * epilogue: O += P V of the last tile; O /= l, stored straight from the accumulators.
  * </pre>
  * Rows past seq_q / keys past seq_k are zero-filled by cp.async and masked, so any sequence
  * length is served. The same argument list as the mma.sync kernel ({@link AttentionParams}).
@@ -45,24 +48,23 @@ final class AttentionWgmmaRenderer {
         }
     }
 
-    /** Q, the K/V stages, and 1 KiB of slack to align the swizzle atoms to 1024 bytes. */
+    /** Q, the K and V stages, and 1 KiB of slack to align the swizzle atoms to 1024 bytes. */
     int sharedBytes() {
-        return tile.warpgroups() * 64 * 256 + tile.stages() * 2 * tile.keyTile() * 256 + 1024;
+        return 64 * 256 + tile.stages() * 2 * tile.keyTile() * 256 + 1024;
     }
 
     CudaKernelSource render() {
         CudaEmitter e = new CudaEmitter();
-        int threads = tile.warpgroups() * 128;
+        int threads = 128;
         CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim 128, Hopper path "
-                + "(wgmma, " + tile.warpgroups() + " warpgroup(s), key tile " + tile.keyTile() + ", "
-                + tile.stages() + " K/V stage(s))");
+                + "(wgmma, one warpgroup, key tile " + tile.keyTile() + ", " + tile.stages() + " K and V stage(s), "
+                + tile.minBlocks() + " CTA(s) per SM" + (tile.qInRegisters() ? ", Q in registers" : "") + ")");
         String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
         String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
-        e.linef("constexpr int NWG = %d, THREADS = NWG * 128, BR = 64 * NWG, BC = %d, STAGES = %d;",
-                tile.warpgroups(), tile.keyTile(), tile.stages());
-        e.line("constexpr int HALF = BC * 128;  // bytes of one 64-column half of a K or V tile");
-        e.line("constexpr int QBYTES = 64 * 256, KVBYTES = 2 * BC * 256;  // one warpgroup's Q; one stage's K + V");
+        e.linef("constexpr int THREADS = 128, BR = 64, BC = %d, STAGES = %d;", tile.keyTile(), tile.stages());
+        e.line("constexpr int HALF = BC * 128;   // bytes of one 64-column half of a K or V tile");
+        e.line("constexpr int QBYTES = 64 * 256, TBYTES = BC * 256;  // Q; one K or V tile");
         e.linef("constexpr bool CAUSAL = %s;", spec.causal());
         e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
                 ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
@@ -71,84 +73,141 @@ final class AttentionWgmmaRenderer {
         emitHelpers(e, mmaType, pack2, vec2);
         List<KernelParam> params = AttentionParams.of(t);
         boolean foldScale = spec.scale() > 0;
-        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(" + threads + ", 1)"), () -> {
+        boolean two = tile.stages() == 2;
+        e.block(AttentionParams.signature(spec.name(), params,
+                "__launch_bounds__(" + threads + ", " + tile.minBlocks() + ")"), () -> {
             e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
-            e.line("const int tid = threadIdx.x, wg = tid >> 7, wt = tid & 127, lane = tid & 31, wi = wt >> 5;");
+            e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
             e.line("const int qblocks = (seq_q + BR - 1) / BR;");
             e.line("const long long bh = blockIdx.x / qblocks;");
             e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
             AttentionParams.emitBases(e, "T");
             e.line("const unsigned sbase = ((unsigned) __cvta_generic_to_shared(lt_smem) + 1023u) & ~1023u;");
-            e.line("const unsigned sQ = sbase, sKV = sbase + NWG * QBYTES;  // stage s: K at sKV + s * KVBYTES, V after it");
+            e.line("const unsigned sQ = sbase, sK0 = sQ + QBYTES, sV0 = sK0 + STAGES * TBYTES;  // stage s at + s * TBYTES");
+            e.line("#define LT_KBUF(j) (sK0 + (STAGES == 2 ? ((j) & 1) * TBYTES : 0))");
+            e.line("#define LT_VBUF(j) (sV0 + (STAGES == 2 ? ((j) & 1) * TBYTES : 0))");
             e.line("int nk = (seq_k + BC - 1) / BC;");
             e.line("if (CAUSAL) nk = min(nk, (q0 + BR + BC - 1) / BC);  // tiles past the last query are fully masked");
-            e.unrolled("w", "NWG", () -> e.line("lt_load_tile<64>(sQ + w * QBYTES, qb, q_ss, q0 + 64 * w, seq_q, tid);"));
-            e.block("if (nk > 0)", () -> {
-                e.line("lt_load_tile<BC>(sKV, kb, k_ss, 0, seq_k, tid);");
-                e.line("lt_load_tile<BC>(sKV + HALF * 2, vb, v_ss, 0, seq_k, tid);");
-            });
-            e.line("lt_cp_commit();");
+            e.line("const int g = lane >> 2, t4 = lane & 3;");
+            e.line("const int qrow = q0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
             e.line("float oacc[16][4];");
             e.unrolled("n", "16", () -> e.line("oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.f;"));
             e.line("float mrow[2] = {-LT_INF, -LT_INF}, lrow[2] = {0.f, 0.f};");
-            e.line("const int g = lane >> 2, t4 = lane & 3;");
-            e.line("const int wq0 = q0 + 64 * wg;           // this warpgroup's first query row");
-            e.line("const int qrow = wq0 + wi * 16 + g;     // this thread's rows: qrow and qrow + 8");
-            e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
-                e.line("const unsigned sK = sKV + (STAGES == 2 ? (kt & 1) * KVBYTES : 0), sV = sK + HALF * 2;");
-                if (tile.stages() == 2) {
-                    e.block("if (kt + 1 < nk)", () -> {
-                        e.line("const unsigned nK = sKV + ((kt + 1) & 1) * KVBYTES;");
-                        e.line("lt_load_tile<BC>(nK, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
-                        e.line("lt_load_tile<BC>(nK + HALF * 2, vb, v_ss, (kt + 1) * BC, seq_k, tid);");
-                        e.line("lt_cp_commit();");
-                        e.line("lt_cp_wait_one();  // all but the tile just issued: K_kt and V_kt have landed");
-                    });
-                    e.block("else", () -> e.line("lt_cp_wait_all();"));
-                } else {
-                    e.block("if (kt > 0)", () -> {
-                        e.line("lt_load_tile<BC>(sK, kb, k_ss, kt * BC, seq_k, tid);");
-                        e.line("lt_load_tile<BC>(sV, vb, v_ss, kt * BC, seq_k, tid);");
-                        e.line("lt_cp_commit();");
-                    });
-                    e.line("lt_cp_wait_all();");
+            e.line("float s[BC / 8][4];");
+            e.line("unsigned pa[BC / 16][4];");
+            if (tile.qInRegisters()) {
+                e.line("unsigned qf[8][4];");
+            }
+            e.block("if (nk > 0)", () -> {
+                e.comment("prologue: Q and K_0, then V_0; S_0 and its softmax (O is still zero)");
+                e.line("lt_load_tile<64>(sQ, qb, q_ss, q0, seq_q, tid);");
+                e.line("lt_load_tile<BC>(LT_KBUF(0), kb, k_ss, 0, seq_k, tid);");
+                e.line("lt_cp_commit();");
+                e.line("lt_load_tile<BC>(LT_VBUF(0), vb, v_ss, 0, seq_k, tid);");
+                if (two) {
+                    e.line("if (nk > 1) lt_load_tile<BC>(LT_KBUF(1), kb, k_ss, BC, seq_k, tid);");
                 }
-                e.line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");  // cp.async writes -> wgmma reads");
+                e.line("lt_cp_commit();");
+                e.line("lt_cp_wait_one();  // Q and K_0");
+                e.line("lt_async_fence();");
                 e.line("__syncthreads();");
-                e.line("const int k0 = kt * BC;");
-                e.block("if (!CAUSAL || k0 <= wq0 + 63)", () -> {
-                    e.comment("S = Q K^T: 8 k-steps of 16 dims; k-step kk is at byte 32 (kk % 4) of half kk / 4");
-                    e.line("float s[BC / 8][4];");
-                    e.line("lt_wgmma_fence();");
-                    e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(s, lt_desc(sQ + wg * QBYTES + (kk >> 2) * 8192 + (kk & 3) * 32, 16, 1024), "
-                            + "lt_desc(sK + (kk >> 2) * HALF + (kk & 3) * 32, 16, 1024), kk > 0);"));
-                    e.line("lt_wgmma_commit();");
-                    e.line("lt_wgmma_wait0();");
-                    e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
-                    emitMaskAndSoftmax(e, foldScale);
-                    e.comment("O += P V: k-step j covers keys 16j..16j+15 (rows 16j.. of V: byte 2048 j)");
-                    e.line("unsigned pa[BC / 16][4];");
-                    e.unrolled("j", "BC / 16", () -> {
-                        e.line("pa[j][0] = lt_pack(s[2 * j][0], s[2 * j][1]);");
-                        e.line("pa[j][1] = lt_pack(s[2 * j][2], s[2 * j][3]);");
-                        e.line("pa[j][2] = lt_pack(s[2 * j + 1][0], s[2 * j + 1][1]);");
-                        e.line("pa[j][3] = lt_pack(s[2 * j + 1][2], s[2 * j + 1][3]);");
+                if (tile.qInRegisters()) {
+                    e.comment("Q as wgmma A fragments, kept for the whole loop: ldmatrix x4 of rows wi*16.., dims 16kk..");
+                    e.unrolled("kk", "8", () -> {
+                        e.line("const int r = wi * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), c = kk * 2 + (lane >> 4);");
+                        e.line("lt_ldsm_x4(sQ + (c >> 3) * 8192 + r * 128 + (((c & 7) ^ (r & 7)) << 4), qf[kk]);");
                     });
-                    e.line("lt_wgmma_fence();");
-                    e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(sV + j * 2048));"));
-                    e.line("lt_wgmma_commit();");
-                    e.line("lt_wgmma_wait0();");
-                    e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
+                }
+                emitScores(e, "LT_KBUF(0)");
+                e.line("lt_wgmma_wait<0>();");
+                e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
+                if (!two) {
+                    e.line("__syncthreads();  // every warp's S_0 is done: K's buffer is free");
+                    e.line("if (nk > 1) lt_load_tile<BC>(LT_KBUF(1), kb, k_ss, BC, seq_k, tid);");
+                    e.line("lt_cp_commit();");
+                }
+                e.line("const int k0 = 0;");
+                emitMaskAndSoftmax(e, foldScale);
+                emitPack(e);
+            });
+            e.block("for (int kt = 1; kt < nk; ++kt)", () -> {
+                e.comment("S_kt = Q K_kt^T and O += P_kt-1 V_kt-1 on the tensor cores while the softmax of S_kt runs");
+                if (two) {
+                    e.line("lt_cp_wait_all();  // K_kt and V_kt-1 (issued one iteration ago)");
+                    e.line("lt_async_fence();");
+                    e.line("__syncthreads();   // ... landed for every thread, and tile kt-1's reads are done");
+                    e.block("if (kt + 1 < nk)", () -> e.line("lt_load_tile<BC>(LT_KBUF(kt + 1), kb, k_ss, (kt + 1) * BC, seq_k, tid);"));
+                    e.line("lt_load_tile<BC>(LT_VBUF(kt), vb, v_ss, kt * BC, seq_k, tid);");
+                    e.line("lt_cp_commit();");
+                } else {
+                    e.line("lt_cp_wait_all();  // K_kt and V_kt-1");
+                    e.line("lt_async_fence();");
+                    e.line("__syncthreads();");
+                }
+                emitScores(e, "LT_KBUF(kt)");
+                e.line("lt_wgmma_fence();");
+                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(LT_VBUF(kt - 1) + j * 2048), true);"));
+                e.line("lt_wgmma_commit();");
+                e.line("lt_wgmma_wait<1>();  // S_kt is ready; P V may still run");
+                e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
+                if (!two) {
+                    e.line("__syncthreads();  // every warp's S_kt is done: K's buffer is free");
+                    e.line("if (kt + 1 < nk) lt_load_tile<BC>(LT_KBUF(kt + 1), kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+                    e.line("lt_cp_commit();");
+                }
+                e.line("const int k0 = kt * BC;");
+                emitMaskAndSoftmax(e, foldScale);
+                e.line("lt_wgmma_wait<0>();  // O += P_kt-1 V_kt-1 is done");
+                e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
+                e.unrolled("n", "16", () -> {
+                    e.line("oacc[n][0] *= corr[0]; oacc[n][1] *= corr[0];");
+                    e.line("oacc[n][2] *= corr[1]; oacc[n][3] *= corr[1];");
                 });
-                e.line("__syncthreads();  // every warpgroup is done with this stage before it is refilled");
+                if (!two) {
+                    e.line("__syncthreads();  // every warp's P V is done: V's buffer is free");
+                    e.line("lt_load_tile<BC>(LT_VBUF(kt), vb, v_ss, kt * BC, seq_k, tid);");
+                    e.line("lt_cp_commit();");
+                }
+                emitPack(e);
+            });
+            e.block("if (nk > 0)", () -> {
+                e.comment("epilogue: O += P V of the last tile");
+                e.line("lt_cp_wait_all();");
+                e.line("lt_async_fence();");
+                e.line("__syncthreads();");
+                e.line("lt_wgmma_fence();");
+                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(LT_VBUF(nk - 1) + j * 2048), true);"));
+                e.line("lt_wgmma_commit();");
+                e.line("lt_wgmma_wait<0>();");
+                e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
             });
             emitEpilogue(e, pack2, vec2);
+            e.line("#undef LT_KBUF");
+            e.line("#undef LT_VBUF");
         });
         int smem = sharedBytes();
-        int br = 64 * tile.warpgroups();
-        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
+        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + 63) / 64), threads, smem);
         return new CudaKernelSource(spec.name(), e.text(), params, rule,
                 ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "wgmma");
+    }
+
+    /** Issues S = Q K^T (8 k-steps of 16 dims; k-step kk at byte 32 (kk % 4) of half kk / 4) and commits it. */
+    private void emitScores(CudaEmitter e, String kbuf) {
+        e.line("lt_wgmma_fence();");
+        String a = tile.qInRegisters() ? "qf[kk]" : "lt_desc(sQ + (kk >> 2) * 8192 + (kk & 3) * 32, 16, 1024)";
+        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(s, " + a + ", "
+                + "lt_desc(" + kbuf + " + (kk >> 2) * HALF + (kk & 3) * 32, 16, 1024), kk > 0);"));
+        e.line("lt_wgmma_commit();");
+    }
+
+    /** P as wgmma A fragments: k-step j covers keys 16j..16j+15 = the S n-tiles 2j and 2j+1. */
+    private static void emitPack(CudaEmitter e) {
+        e.unrolled("j", "BC / 16", () -> {
+            e.line("pa[j][0] = lt_pack(s[2 * j][0], s[2 * j][1]);");
+            e.line("pa[j][1] = lt_pack(s[2 * j][2], s[2 * j][3]);");
+            e.line("pa[j][2] = lt_pack(s[2 * j + 1][0], s[2 * j + 1][1]);");
+            e.line("pa[j][3] = lt_pack(s[2 * j + 1][2], s[2 * j + 1][3]);");
+        });
     }
 
     private void emitHelpers(CudaEmitter e, String mmaType, String pack2, String vec2) {
@@ -162,7 +221,8 @@ final class AttentionWgmmaRenderer {
         e.line("__device__ __forceinline__ void lt_cp_wait_one() { asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\"); }");
         e.line("__device__ __forceinline__ void lt_wgmma_fence() { asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\"); }");
         e.line("__device__ __forceinline__ void lt_wgmma_commit() { asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\"); }");
-        e.line("__device__ __forceinline__ void lt_wgmma_wait0() { asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\"); }");
+        e.line("template <int N> __device__ __forceinline__ void lt_wgmma_wait() { asm volatile(\"wgmma.wait_group.sync.aligned %0;\\n\" :: \"n\"(N) : \"memory\"); }");
+        e.line("__device__ __forceinline__ void lt_async_fence() { asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\"); }");
         e.comment("keeps the compiler from moving accumulator reads or writes across a wgmma wait");
         e.line("__device__ __forceinline__ void lt_reg_fence(float (&r)[4]) { asm volatile(\"\" : \"+f\"(r[0]), \"+f\"(r[1]), "
                 + "\"+f\"(r[2]), \"+f\"(r[3]) :: \"memory\"); }");
@@ -172,10 +232,18 @@ final class AttentionWgmmaRenderer {
                         + "| ((unsigned long long) (sbo >> 4) << 32) | (1ull << 62);"));
         e.comment("V as the N-major B operand: 64-column halves HALF bytes apart (leading), 8-key groups 1024 apart (stride)");
         e.line("#define LT_VDESC(addr) lt_desc((addr), HALF, 1024)");
-        e.line(wgmmaAsm("lt_wgmma_qk", "float (&d)[BC / 8][4], unsigned long long da, unsigned long long db, bool acc",
-                tile.keyTile(), mmaType, false));
-        e.line(wgmmaAsm("lt_wgmma_pv", "float (&d)[16][4], const unsigned (&a)[4], unsigned long long db",
-                128, mmaType, true));
+        if (tile.qInRegisters()) {
+            e.line(wgmmaAsm("lt_wgmma_qk", "float (&d)[BC / 8][4], const unsigned (&a)[4], unsigned long long db, bool acc",
+                    tile.keyTile(), mmaType, true, false));
+            e.block("__device__ __forceinline__ void lt_ldsm_x4(unsigned addr, unsigned (&r)[4])", () ->
+                    e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
+                            + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
+        } else {
+            e.line(wgmmaAsm("lt_wgmma_qk", "float (&d)[BC / 8][4], unsigned long long da, unsigned long long db, bool acc",
+                    tile.keyTile(), mmaType, false, false));
+        }
+        e.line(wgmmaAsm("lt_wgmma_pv", "float (&d)[16][4], const unsigned (&a)[4], unsigned long long db, bool acc",
+                128, mmaType, true, true));
         e.block("__device__ __forceinline__ unsigned lt_pack(float lo, float hi)", () -> {
             e.line(vec2 + " h = " + pack2 + "(lo, hi);");
             e.line("return *reinterpret_cast<unsigned*>(&h);");
@@ -198,11 +266,12 @@ final class AttentionWgmmaRenderer {
      * One wgmma as an inline-asm function. {@code n}: the N of m64nNk16 (accumulator registers
      * d[n/8][4]); {@code registerA}: A from four registers (P), else from a descriptor (Q).
      */
-    static String wgmmaAsm(String name, String params, int n, String mmaType, boolean registerA) {
+    static String wgmmaAsm(String name, String params, int n, String mmaType, boolean registerA, boolean transB) {
         int regs = n / 2;
+        int accArg = registerA ? regs + 5 : regs + 2;
         StringBuilder s = new StringBuilder();
         s.append("__device__ __forceinline__ void ").append(name).append('(').append(params).append(") {\n");
-        s.append("    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %").append(registerA ? regs + 5 : regs + 2)
+        s.append("    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %").append(accArg)
                 .append(", 0;\\nwgmma.mma_async.sync.aligned.m64n").append(n).append("k16.f32.").append(mmaType)
                 .append('.').append(mmaType).append(" {");
         for (int i = 0; i < regs; i++) {
@@ -210,9 +279,11 @@ final class AttentionWgmmaRenderer {
         }
         if (registerA) {
             s.append("}, {%").append(regs).append(", %").append(regs + 1).append(", %").append(regs + 2)
-                    .append(", %").append(regs + 3).append("}, %").append(regs + 4).append(", p, 1, 1, 1;\\n}\\n\"\n");
+                    .append(", %").append(regs + 3).append("}, %").append(regs + 4).append(", p, 1, 1, ")
+                    .append(transB ? 1 : 0).append(";\\n}\\n\"\n");
         } else {
-            s.append("}, %").append(regs).append(", %").append(regs + 1).append(", p, 1, 1, 0, 0;\\n}\\n\"\n");
+            s.append("}, %").append(regs).append(", %").append(regs + 1).append(", p, 1, 1, 0, ")
+                    .append(transB ? 1 : 0).append(";\\n}\\n\"\n");
         }
         s.append("        : ");
         for (int i = 0; i < regs; i++) {
@@ -220,7 +291,7 @@ final class AttentionWgmmaRenderer {
         }
         s.append("\n        : ");
         if (registerA) {
-            s.append("\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"(1)");
+            s.append("\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"((int) acc)");
         } else {
             s.append("\"l\"(da), \"l\"(db), \"r\"((int) acc)");
         }
@@ -232,7 +303,8 @@ final class AttentionWgmmaRenderer {
         if (!foldScale) {
             e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> e.line("s[n][i] *= SCALE_LOG2;")));
         }
-        e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > wq0))", () -> {
+        e.line("float corr[2];");
+        e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > q0))", () -> {
             e.comment("a ragged or diagonal tile: mask keys past seq_k and, causal, keys after the query");
             e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
                 e.line("const int col = k0 + n * 8 + 2 * t4 + (i & 1), row = qrow + (i >> 1) * 8;");
@@ -247,10 +319,10 @@ final class AttentionWgmmaRenderer {
             e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
             e.line("const float muse = mx == -LT_INF ? 0.f : mx;  // all masked so far: keep exp2 finite");
             if (foldScale) {
-                e.line("const float corr = exp2f((mrow[h] - muse) * SCALE_LOG2);");
+                e.line("corr[h] = exp2f((mrow[h] - muse) * SCALE_LOG2);");
                 e.line("const float mneg = -muse * SCALE_LOG2;");
             } else {
-                e.line("const float corr = exp2f(mrow[h] - muse);");
+                e.line("corr[h] = exp2f(mrow[h] - muse);");
             }
             e.line("mrow[h] = mx;");
             e.line("float ls = 0.f;");
@@ -264,11 +336,7 @@ final class AttentionWgmmaRenderer {
                 }
                 e.line("ls += s[n][2 * h] + s[n][2 * h + 1];");
             });
-            e.line("lrow[h] = lrow[h] * corr + ls;  // per-thread partial; the quad sum comes at the end");
-            e.unrolled("n", "16", () -> {
-                e.line("oacc[n][2 * h] *= corr;");
-                e.line("oacc[n][2 * h + 1] *= corr;");
-            });
+            e.line("lrow[h] = lrow[h] * corr[h] + ls;  // per-thread partial; the quad sum comes at the end");
         });
     }
 

@@ -66,24 +66,27 @@ public record CudaTarget(
     }
 
     /**
-     * Tiles of the wgmma attention: {@code warpgroups} warpgroups per CTA (64 query rows each),
-     * K/V tiles of {@code keyTile} keys, {@code stages} K/V buffers in shared memory.
+     * Tiles of the wgmma attention (one warpgroup, 64 query rows per CTA): K/V tiles of
+     * {@code keyTile} keys, {@code stages} buffers each of K and V in shared memory, and the
+     * CTAs per SM the register allocation is held to ({@code __launch_bounds__} minimum);
+     * {@code qInRegisters}: Q's A fragments stay in registers (S = Q K^T reads only K from
+     * shared memory) instead of being re-read from shared memory by every k-step.
      */
-    public record WgmmaTile(int warpgroups, int keyTile, int stages) {
+    public record WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters) {
         public WgmmaTile {
-            if (warpgroups < 1 || warpgroups > 2 || (keyTile != 64 && keyTile != 128) || stages < 1 || stages > 2) {
-                throw new IllegalArgumentException("bad wgmma attention tile " + warpgroups + "/" + keyTile + "/" + stages);
+            if ((keyTile != 64 && keyTile != 128) || stages < 1 || stages > 2 || minBlocks < 1 || minBlocks > 3) {
+                throw new IllegalArgumentException("bad wgmma attention tile " + keyTile + "/" + stages + "/" + minBlocks);
             }
         }
 
-        /** A short name for dumps and sweeps: {@code g1k64s2}. */
+        /** A short name for dumps and sweeps: {@code gk64s2b1}, {@code gk64s1b1q}. */
         public String tag() {
-            return "g" + warpgroups + "k" + keyTile + "s" + stages;
+            return "gk" + keyTile + "s" + stages + "b" + minBlocks + (qInRegisters ? "q" : "");
         }
     }
 
     /** The default wgmma attention tile on Hopper. */
-    public static final WgmmaTile HOPPER_ATTENTION = new WgmmaTile(1, 64, 2);
+    public static final WgmmaTile HOPPER_ATTENTION = new WgmmaTile(64, 1, 1, false);
 
     /** NVIDIA H200 (and H100 SXM): sm_90, 132 SMs, 227 KiB opt-in shared memory per CTA. */
     public static final CudaTarget H200 = new CudaTarget(

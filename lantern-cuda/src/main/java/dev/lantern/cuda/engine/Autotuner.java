@@ -24,7 +24,8 @@ import java.util.Set;
  *
  * <ul>
  * <li>norm and softmax: 16-byte row vectors per thread in {2, 4, 8} (loads in flight);
- * <li>attention: the default tile and the two best of the sweep in docs/perf-notes.md;
+ * <li>attention: on Hopper the wgmma tiles, and the default mma.sync tile with the two best of
+ *     the sweep in docs/perf-notes.md;
  * <li>GEMM: heuristic candidates 0..7.
  * </ul>
  * Times: median of 5 CUDA-event runs after 2 warm-ups; a variant that fails to render or
@@ -37,14 +38,36 @@ final class Autotuner {
             new CudaTarget.AttentionTile(4, 2, 32, 2),
             new CudaTarget.AttentionTile(4, 1, 64, 2));
 
+    private static final List<CudaTarget.WgmmaTile> HOPPER = List.of(
+            CudaTarget.HOPPER_ATTENTION,
+            new CudaTarget.WgmmaTile(128, 1, 1, false),
+            new CudaTarget.WgmmaTile(64, 1, 1, true),
+            new CudaTarget.WgmmaTile(64, 2, 1, true));
+
     private final CudaSession session;
     private final TuneCache cache;
     private final String gpu;
+    private final CudaTarget base;
 
-    Autotuner(CudaSession session, TuneCache cache, String gpu) {
+    /** {@code base}: the session's target (the H200 tile defaults, the device's own arch facts). */
+    Autotuner(CudaSession session, TuneCache cache, String gpu, CudaTarget base) {
         this.session = session;
         this.cache = cache;
         this.gpu = gpu;
+        this.base = base;
+    }
+
+    /**
+     * The attention variants timed on {@code base}, by tag: the wgmma tiles where the GPU has
+     * wgmma, then the mma.sync tiles. The first is the default.
+     */
+    static Map<String, CudaTarget> attentionVariants(CudaTarget base) {
+        Map<String, CudaTarget> v = new LinkedHashMap<>();
+        if (base.wgmmaAttention() != null) {
+            HOPPER.forEach(t -> v.put(t.tag(), base.withWgmmaAttention(t)));
+        }
+        ATTENTION.forEach(t -> v.put(t.tag(), base.withAttention(t, t)));
+        return v;
     }
 
     /** The cache key of a generated kernel: its source hash under the default target, and the GPU. */
@@ -65,7 +88,6 @@ final class Autotuner {
 
     /** The target to render {@code spec} for: the cached choice, or the session's default. */
     CudaTarget targetFor(KernelSpec spec) {
-        CudaTarget base = CudaTarget.H200;
         if (!tunable(spec)) {
             return base;
         }
@@ -73,27 +95,22 @@ final class Autotuner {
         return choice == null ? base : apply(base, choice);
     }
 
-    private static boolean tunable(KernelSpec spec) {
+    private boolean tunable(KernelSpec spec) {
         return spec instanceof NormSpec || spec instanceof SoftmaxSpec
-                || spec instanceof AttentionSpec a && a.fastPath(CudaTarget.H200);
+                || spec instanceof AttentionSpec a && a.fastPath(base);
     }
 
     private static CudaTarget apply(CudaTarget base, String choice) {
         if (choice.startsWith("rv")) {
             return base.withRowVectorsPerThread(Integer.parseInt(choice.substring(2)));
         }
-        for (CudaTarget.AttentionTile t : ATTENTION) {
-            if (t.tag().equals(choice)) {
-                return base.withAttention(t, t);
-            }
-        }
-        return base;
+        return attentionVariants(base).getOrDefault(choice, base);
     }
 
-    private static List<String> variants(KernelSpec spec) {
+    private List<String> variants(KernelSpec spec) {
         List<String> v = new ArrayList<>();
         if (spec instanceof AttentionSpec) {
-            ATTENTION.forEach(t -> v.add(t.tag()));
+            v.addAll(attentionVariants(base).keySet());
         } else {
             ROW_VECTORS.forEach(n -> v.add("rv" + n));
         }
@@ -108,7 +125,7 @@ final class Autotuner {
             if (!(s instanceof Step.Launch l) || !tunable(l.spec())) {
                 continue;
             }
-            String key = kernelKey(l.spec(), CudaTarget.H200);
+            String key = kernelKey(l.spec(), base);
             if (!done.add(key) || cache.get(key) != null) {
                 changed |= cache.get(key) != null;
                 continue;
@@ -116,7 +133,7 @@ final class Autotuner {
             Map<String, Double> times = new LinkedHashMap<>();
             for (String v : variants(l.spec())) {
                 try {
-                    CudaKernelSource src = KernelNames.render(l.spec(), apply(CudaTarget.H200, v));
+                    CudaKernelSource src = KernelNames.render(l.spec(), apply(base, v));
                     Runnable r = session.bindLaunch(src, l.args());
                     times.put(v, session.timeMs(r, 2, 5));
                 } catch (CodegenException | dev.lantern.cuda.KernelCompileException e) {

@@ -346,8 +346,7 @@ public final class CudaBench {
 
     private void attention() {
         long[][] shapes = {{16, 32, 1024, 128, 1}, {16, 32, 1024, 128, 0}, {4, 32, 4096, 128, 1}};
-        List<CudaTarget.AttentionTile> tiles = List.of(new CudaTarget.AttentionTile(4, 1, 64, 1),
-                new CudaTarget.AttentionTile(4, 2, 32, 2), new CudaTarget.AttentionTile(4, 1, 64, 2));
+        Map<String, CudaTarget> variants = Autotuner.attentionVariants(CudaTargets.of(device));
         for (long[] sh : shapes) {
             long b = sh[0];
             long h = sh[1];
@@ -366,10 +365,10 @@ public final class CudaBench {
                 fill.fill(st, v.address(), n, DType.BF16, 43, 1.7f);
                 double best = Double.MAX_VALUE;
                 String bestT = "";
-                for (CudaTarget.AttentionTile t : tiles) {
+                for (Map.Entry<String, CudaTarget> t : variants.entrySet()) {
                     CudaKernelSource src;
                     try {
-                        src = KernelNames.render(spec, CudaTarget.H200.withAttention(t, t));
+                        src = KernelNames.render(spec, t.getValue());
                     } catch (RuntimeException e) {
                         continue;
                     }
@@ -383,7 +382,7 @@ public final class CudaBench {
                             new int[]{c.blockX(), c.blockY(), c.blockZ()}, c.dynamicSharedBytes(), args), 5, 30);
                     if (ms < best) {
                         best = ms;
-                        bestT = t.tag();
+                        bestT = t.getKey();
                     }
                 }
                 record(name, "lantern", best, "tflops", spec.flops() / best / 1e9, 8 * n, Map.of("tile", bestT));

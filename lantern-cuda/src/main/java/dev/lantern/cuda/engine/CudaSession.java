@@ -122,7 +122,7 @@ public final class CudaSession implements AutoCloseable {
         this.lt = CublasLtHandle.create(device);
         this.modules = ModuleCache.forDevice(device);
         this.graphs = new GraphRunner(device, options.mode() == Mode.COMPILED ? options.policy() : GraphPolicy.OFF);
-        Autotuner tuner = new Autotuner(this, options.tune(), device.target().name());
+        Autotuner tuner = new Autotuner(this, options.tune(), device.target().name(), target);
         this.lowered = CudaLowering.lower(model, target, tuner::targetFor, tuner::splitGelu);
         loadKernels(lowered);
         planGemms(lowered);
@@ -488,7 +488,7 @@ public final class CudaSession implements AutoCloseable {
         }
         forward();
         stream.synchronize();
-        Autotuner tuner = new Autotuner(this, options.tune(), device.target().name());
+        Autotuner tuner = new Autotuner(this, options.tune(), device.target().name(), target);
         boolean changed = tuner.tuneGemms(lowered, gemms, gemmChoice);
         changed |= tuner.tuneKernels(lowered, target);
         options.tune().save();

@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Tag("nvcc")
 class CudaNvccTest {
     /** Variants that must stay in registers. */
-    private static final Set<String> FAST = Set.of("vector", "registers", "mma", "tiled");
+    private static final Set<String> FAST = Set.of("vector", "registers", "mma", "wgmma", "tiled");
 
     @TempDir
     static Path tmp;
@@ -50,7 +50,7 @@ class CudaNvccTest {
         CudaKernelSource src = spec.render(CudaTarget.H200);
         Path cu = tmp.resolve(src.entry() + ".cu");
         Files.writeString(cu, src.source());
-        List<String> cmd = new ArrayList<>(List.of("nvcc", "-arch=" + CudaTarget.H200.arch(), "-cubin", "-O3",
+        List<String> cmd = new ArrayList<>(List.of("nvcc", dev.lantern.cuda.NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3",
                 "-std=c++17", "-Xptxas", "-v", "-o", tmp.resolve(src.entry() + ".cubin").toString(), cu.toString()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -29,9 +29,9 @@ public final class DumpKernels {
         List<CudaTarget.AttentionTile> tiles = List.of(
                 new CudaTarget.AttentionTile(4, 1, 64, 1), new CudaTarget.AttentionTile(4, 2, 32, 2));
         List<CudaTarget.WgmmaTile> hopper = List.of(
-                new CudaTarget.WgmmaTile(1, 64, 2), new CudaTarget.WgmmaTile(1, 64, 1),
-                new CudaTarget.WgmmaTile(1, 128, 1), new CudaTarget.WgmmaTile(1, 128, 2),
-                new CudaTarget.WgmmaTile(2, 64, 2), new CudaTarget.WgmmaTile(2, 128, 2));
+                new CudaTarget.WgmmaTile(64, 1, 1, false), new CudaTarget.WgmmaTile(64, 1, 3, false),
+                new CudaTarget.WgmmaTile(128, 1, 1, false), new CudaTarget.WgmmaTile(64, 1, 1, true),
+                new CudaTarget.WgmmaTile(64, 2, 1, true), new CudaTarget.WgmmaTile(128, 1, 1, true));
         for (KernelSpec spec : BenchmarkKernels.all()) {
             if (spec instanceof AttentionSpec a && a.fastPath(CudaTarget.H200) && a.batch() == 16) {
                 for (CudaTarget.AttentionTile tile : tiles) {

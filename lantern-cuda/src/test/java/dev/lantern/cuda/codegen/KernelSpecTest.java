@@ -31,7 +31,7 @@ class KernelSpecTest {
         CudaKernelSource src = spec.render(H200);
         assertEquals(spec.name(), src.entry());
         String text = src.source();
-        Matcher m = Pattern.compile("extern \"C\" __global__ void (__launch_bounds__\\(\\d+\\) )?(\\w+)\\(").matcher(text);
+        Matcher m = Pattern.compile("extern \"C\" __global__ void (__launch_bounds__\\(\\d+(?:, \\d+)?\\) )?(\\w+)\\(").matcher(text);
         assertTrue(m.find(), "no extern \"C\" __global__ entry");
         assertEquals(spec.name(), m.group(2));
         assertFalse(m.find(), "more than one entry");
@@ -129,8 +129,21 @@ class KernelSpecTest {
     @Test
     void attentionFastPathOnlyForItsHeadDims() {
         AttentionSpec a = AttentionSpec.of("a", 16, 32, 1024, 1024, 128, true, BF16);
-        CudaKernelSource src = a.render(H200);
+        CudaKernelSource hopper = a.render(H200);
+        assertEquals("wgmma", hopper.variant());
+        assertTrue(hopper.archSpecific(), "wgmma needs the sm_90a build");
+        assertEquals("sm_90a", hopper.arch(H200));
+        assertTrue(hopper.source().contains("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"));
+        assertTrue(hopper.source().contains("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+        assertTrue(hopper.source().contains("fence.proxy.async.shared::cta"));
+        assertEquals(16L * 32 * (1024 / 64), hopper.launch().gridX());
+        assertEquals("wgmma", AttentionSpec.of("a", 1, 1, 7, 9, 128, false, DType.F16).render(H200).variant());
+        // without wgmma (another GPU, or the mma.sync tile chosen): the mma.sync kernel
+        CudaTarget ampere = H200.withAttention(H200.attention64(), H200.attention128());
+        assertEquals(null, ampere.wgmmaAttention());
+        CudaKernelSource src = a.render(ampere);
         assertEquals("mma", src.variant());
+        assertFalse(src.archSpecific());
         assertTrue(src.source().contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
         assertTrue(src.source().contains("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
         assertTrue(src.source().contains("cp.async.cg.shared.global"));
@@ -139,6 +152,8 @@ class KernelSpecTest {
         assertEquals("mma", AttentionSpec.of("a", 1, 1, 7, 9, 64, false, DType.F16).render(H200).variant());
         assertEquals("general", AttentionSpec.of("a", 1, 1, 7, 9, 80, false, BF16).render(H200).variant());
         assertEquals("general", AttentionSpec.of("a", 1, 1, 7, 9, 128, false, F32).render(H200).variant());
+        assertEquals("mma", AttentionSpec.of("a", 1, 1, 7, 9, 64, false, BF16).render(H200).variant(),
+                "head_dim 64 keeps the mma.sync kernel on Hopper");
         assertEquals(4.0 * 16 * 32 * 1024 * 1024 * 128 * 0.5, a.flops());
         assertThrows(CodegenException.class, () -> AttentionSpec.of("a", 1, 1, 0, 9, 64, false, BF16));
     }

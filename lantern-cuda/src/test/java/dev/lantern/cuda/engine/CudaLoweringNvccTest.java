@@ -70,7 +70,7 @@ class CudaLoweringNvccTest {
     private String compile(CudaKernelSource src) throws Exception {
         Path cu = tmp.resolve(src.entry() + ".cu");
         Files.writeString(cu, src.source());
-        List<String> cmd = List.of("nvcc", "-arch=" + CudaTarget.H200.arch(), "-cubin", "-O3", "-std=c++17",
+        List<String> cmd = List.of("nvcc", dev.lantern.cuda.NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3", "-std=c++17",
                 "-o", tmp.resolve(src.entry() + ".cubin").toString(), cu.toString());
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

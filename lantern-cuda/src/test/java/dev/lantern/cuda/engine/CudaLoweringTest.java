@@ -43,7 +43,7 @@ class CudaLoweringTest {
         assertEquals(2, ropes, "q and k roped before the attention kernel");
         Step.Launch att = (Step.Launch) l.steps().stream()
                 .filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionSpec).findFirst().orElseThrow();
-        assertEquals("mma", att.source().variant());
+        assertEquals("wgmma", att.source().variant());
         // o written through out_perm: (b, h, s) strides of a (b, s, h, d) buffer
         assertEquals(List.of(new Step.I64(1024L * 4096), new Step.I64(128), new Step.I64(4096)), att.args().subList(16, 19));
         assertEquals(9, l.model().kernels().size());
