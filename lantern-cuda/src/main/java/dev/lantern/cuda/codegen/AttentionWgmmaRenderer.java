@@ -222,6 +222,8 @@ final class AttentionWgmmaRenderer {
         e.line("__device__ __forceinline__ void lt_wgmma_fence() { asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\"); }");
         e.line("__device__ __forceinline__ void lt_wgmma_commit() { asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\"); }");
         e.line("template <int N> __device__ __forceinline__ void lt_wgmma_wait() { asm volatile(\"wgmma.wait_group.sync.aligned %0;\\n\" :: \"n\"(N) : \"memory\"); }");
+        e.comment("2^x on the SFU without exp2f's denormal handling (softmax terms below 2^-126 flush to 0)");
+        e.line("__device__ __forceinline__ float lt_exp2(float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }");
         e.line("__device__ __forceinline__ void lt_async_fence() { asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\"); }");
         e.comment("keeps the compiler from moving accumulator reads or writes across a wgmma wait");
         e.line("__device__ __forceinline__ void lt_reg_fence(float (&r)[4]) { asm volatile(\"\" : \"+f\"(r[0]), \"+f\"(r[1]), "
@@ -319,20 +321,20 @@ final class AttentionWgmmaRenderer {
             e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
             e.line("const float muse = mx == -LT_INF ? 0.f : mx;  // all masked so far: keep exp2 finite");
             if (foldScale) {
-                e.line("corr[h] = exp2f((mrow[h] - muse) * SCALE_LOG2);");
+                e.line("corr[h] = lt_exp2((mrow[h] - muse) * SCALE_LOG2);");
                 e.line("const float mneg = -muse * SCALE_LOG2;");
             } else {
-                e.line("corr[h] = exp2f(mrow[h] - muse);");
+                e.line("corr[h] = lt_exp2(mrow[h] - muse);");
             }
             e.line("mrow[h] = mx;");
             e.line("float ls = 0.f;");
             e.unrolled("n", "BC / 8", () -> {
                 if (foldScale) {
-                    e.line("s[n][2 * h] = exp2f(fmaf(s[n][2 * h], SCALE_LOG2, mneg));");
-                    e.line("s[n][2 * h + 1] = exp2f(fmaf(s[n][2 * h + 1], SCALE_LOG2, mneg));");
+                    e.line("s[n][2 * h] = lt_exp2(fmaf(s[n][2 * h], SCALE_LOG2, mneg));");
+                    e.line("s[n][2 * h + 1] = lt_exp2(fmaf(s[n][2 * h + 1], SCALE_LOG2, mneg));");
                 } else {
-                    e.line("s[n][2 * h] = exp2f(s[n][2 * h] - muse);");
-                    e.line("s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - muse);");
+                    e.line("s[n][2 * h] = lt_exp2(s[n][2 * h] - muse);");
+                    e.line("s[n][2 * h + 1] = lt_exp2(s[n][2 * h + 1] - muse);");
                 }
                 e.line("ls += s[n][2 * h] + s[n][2 * h + 1];");
             });

@@ -27,7 +27,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The compiled forward on the GPU against the float64 reference: small bf16 decoder and
- * encoder blocks (and odd shapes that take the general kernels), every lowered kernel checked
+ * encoder blocks (odd shapes that take the general kernels, head_dim 128 that takes the wgmma
+ * attention on Hopper), every lowered kernel checked
  * on its own (run up to it, compare its output with the reference interpreter on the compiled
  * graph), the whole block within 2e-2, graph replay equal to the launches, eager within bf16
  * tolerance. Buffers are poisoned (NaN) before each run; fresh seed per run, printed.
@@ -37,7 +38,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 class CudaSessionGpuTest {
     static Stream<BlockConfig> configs() {
         return Stream.of(BlockConfig.named("cpu-small"), BlockConfig.named("encoder-small"),
-                new BlockConfig("odd", 1, 77, 96, 3, 200, true), new BlockConfig("odd-enc", 2, 33, 120, 4, 250, false));
+                new BlockConfig("odd", 1, 77, 96, 3, 200, true), new BlockConfig("odd-enc", 2, 33, 120, 4, 250, false),
+                // head_dim 128: the Hopper (wgmma) attention, one with a ragged last key tile
+                new BlockConfig("d128-dec", 1, 200, 512, 4, 1024, true), new BlockConfig("d128-enc", 2, 128, 256, 2, 512, false));
     }
 
     private static double relErr(Tensor out, double[] ref) {
