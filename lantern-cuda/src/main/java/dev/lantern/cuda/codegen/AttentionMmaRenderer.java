@@ -162,16 +162,7 @@ final class AttentionMmaRenderer {
     }
 
     private void emitHelpers(CudaEmitter e, String mmaType, String pack2, String vec2) {
-        e.block("__device__ __forceinline__ void lt_cp_async16(unsigned dst, const void* src, bool valid)", () -> {
-            e.comment("src-size 0 zero-fills the 16 bytes: rows past the sequence end read as zeros");
-            e.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), "
-                    + "\"r\"(valid ? 16 : 0));");
-        });
-        e.line("__device__ __forceinline__ void lt_cp_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }");
-        e.line("__device__ __forceinline__ void lt_cp_wait_all() { asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\"); }");
-        if (tile.stages() == 2) {
-            e.line("__device__ __forceinline__ void lt_cp_wait_one() { asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\"); }");
-        }
+        AttentionParams.emitCpAsync(e, tile.stages() == 2);
         e.block("__device__ __forceinline__ void lt_ldsm_x4(unsigned addr, unsigned (&r)[4])", () ->
                 e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
                         + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
@@ -184,10 +175,7 @@ final class AttentionMmaRenderer {
                         + ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\" "
                         + ": \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3]) "
                         + ": \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1));"));
-        e.block("__device__ __forceinline__ unsigned lt_pack(float lo, float hi)", () -> {
-            e.line(vec2 + " h = " + pack2 + "(lo, hi);");
-            e.line("return *reinterpret_cast<unsigned*>(&h);");
-        });
+        AttentionParams.emitPack(e, pack2, vec2);
         e.comment("ROWS x D tile of rows row0.. of g (row stride in elements) into swizzled smem at sbase");
         e.line("template <int ROWS>");
         e.block("__device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, "

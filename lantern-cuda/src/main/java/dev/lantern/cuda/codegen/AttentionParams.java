@@ -38,4 +38,26 @@ final class AttentionParams {
         e.line("const " + t + "* __restrict__ vb = v + bi * v_sb + hi * v_sh;");
         e.line(t + "* __restrict__ ob = o + bi * o_sb + hi * o_sh;");
     }
+
+    /** cp.async helpers: a 16-byte copy that zero-fills past the end, commit, and waits. */
+    static void emitCpAsync(CudaEmitter e, boolean waitOne) {
+        e.block("__device__ __forceinline__ void lt_cp_async16(unsigned dst, const void* src, bool valid)", () -> {
+            e.comment("src-size 0 zero-fills the 16 bytes: rows past the sequence end read as zeros");
+            e.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), "
+                    + "\"r\"(valid ? 16 : 0));");
+        });
+        e.line("__device__ __forceinline__ void lt_cp_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }");
+        e.line("__device__ __forceinline__ void lt_cp_wait_all() { asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\"); }");
+        if (waitOne) {
+            e.line("__device__ __forceinline__ void lt_cp_wait_one() { asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\"); }");
+        }
+    }
+
+    /** {@code lt_pack(lo, hi)}: two f32 rounded into one register of two 16-bit values. */
+    static void emitPack(CudaEmitter e, String pack2, String vec2) {
+        e.block("__device__ __forceinline__ unsigned lt_pack(float lo, float hi)", () -> {
+            e.line(vec2 + " h = " + pack2 + "(lo, hi);");
+            e.line("return *reinterpret_cast<unsigned*>(&h);");
+        });
+    }
 }

@@ -211,14 +211,7 @@ final class AttentionWgmmaRenderer {
     }
 
     private void emitHelpers(CudaEmitter e, String mmaType, String pack2, String vec2) {
-        e.block("__device__ __forceinline__ void lt_cp_async16(unsigned dst, const void* src, bool valid)", () -> {
-            e.comment("src-size 0 zero-fills the 16 bytes: rows past the sequence end read as zeros");
-            e.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), \"l\"(src), "
-                    + "\"r\"(valid ? 16 : 0));");
-        });
-        e.line("__device__ __forceinline__ void lt_cp_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::); }");
-        e.line("__device__ __forceinline__ void lt_cp_wait_all() { asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\"); }");
-        e.line("__device__ __forceinline__ void lt_cp_wait_one() { asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\"); }");
+        AttentionParams.emitCpAsync(e, true);
         e.line("__device__ __forceinline__ void lt_wgmma_fence() { asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\"); }");
         e.line("__device__ __forceinline__ void lt_wgmma_commit() { asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\"); }");
         e.line("template <int N> __device__ __forceinline__ void lt_wgmma_wait() { asm volatile(\"wgmma.wait_group.sync.aligned %0;\\n\" :: \"n\"(N) : \"memory\"); }");
@@ -246,10 +239,7 @@ final class AttentionWgmmaRenderer {
         }
         e.line(wgmmaAsm("lt_wgmma_pv", "float (&d)[16][4], const unsigned (&a)[4], unsigned long long db, bool acc",
                 128, mmaType, true, true));
-        e.block("__device__ __forceinline__ unsigned lt_pack(float lo, float hi)", () -> {
-            e.line(vec2 + " h = " + pack2 + "(lo, hi);");
-            e.line("return *reinterpret_cast<unsigned*>(&h);");
-        });
+        AttentionParams.emitPack(e, pack2, vec2);
         e.comment("ROWS x 128 tile of rows row0.. of g (row stride in elements) into smem at sbase as [2][ROWS][64], SW128");
         e.line("template <int ROWS>");
         e.block("__device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, "
