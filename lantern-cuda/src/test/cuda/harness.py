@@ -18,6 +18,21 @@ cuda.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes
 cuda.cuModuleLoad.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
 cuda.cuModuleGetFunction.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_char_p]
 cuda.cuFuncSetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+TMAP = ctypes.c_uint64 * 16
+
+
+def tensor_map(t, rows):
+    """CUtensorMap of a (b, h, s, d) view (any strides, d contiguous): boxes of 64 x rows, SW128."""
+    m = TMAP()
+    dims = (ctypes.c_uint64 * 4)(t.shape[3], t.shape[2], t.shape[1], t.shape[0])
+    es = t.element_size()
+    strides = (ctypes.c_uint64 * 3)(t.stride(2) * es, t.stride(1) * es, t.stride(0) * es)
+    box = (ctypes.c_uint32 * 4)(64, rows, 1, 1)
+    one = (ctypes.c_uint32 * 4)(1, 1, 1, 1)
+    dtype = {torch.bfloat16: 9, torch.float16: 6}[t.dtype]
+    check(cuda.cuTensorMapEncodeTiled(ctypes.byref(m), dtype, 4, ctypes.c_void_p(t.data_ptr()), dims, strides, box, one,
+                                      0, 3, 2, 0), "cuTensorMapEncodeTiled")
+    return m
 
 
 def check(rc, what):
@@ -42,7 +57,9 @@ class Kernel:
         """A launcher with its argument array built once (keeps host overhead out of timings)."""
         vals = []
         for (ctype, name), a in zip(self.m["params"], args):
-            if "*" in ctype:
+            if "LtTensorMap" in ctype:
+                vals.append(a)
+            elif "*" in ctype:
                 vals.append(ctypes.c_void_p(a.data_ptr()))
             elif ctype == "long long":
                 vals.append(ctypes.c_longlong(int(a)))
@@ -284,6 +301,9 @@ def run_attention(k, s, strided):
     o = poison((B, H, Sq, D), s["dtype"])
     st = lambda t: [t.stride(0), t.stride(1), t.stride(2)]
     args = [q, kk, v, o, H, Sq, Sk] + st(q) + st(kk) + st(v) + st(o)
+    for _, name in k.m["params"][len(args):]:  # tensor maps: tm_<q|k|v>_<box rows>
+        _, which, rows = name.split("_")
+        args.append(tensor_map({"q": q, "k": kk, "v": v}[which], int(rows)))
     k(*args); torch.cuda.synchronize()
     num, den = 0.0, 0.0
     for b in range(B):  # float64 reference, one batch at a time

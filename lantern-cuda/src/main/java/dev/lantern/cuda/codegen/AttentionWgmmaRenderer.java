@@ -50,10 +50,15 @@ final class AttentionWgmmaRenderer {
 
     /** Q, the K and V stages, and 1 KiB of slack to align the swizzle atoms to 1024 bytes. */
     int sharedBytes() {
-        return 64 * 256 + tile.stages() * 2 * tile.keyTile() * 256 + 1024;
+        int barriers = tile.consumers() > 0 ? 128 : 0;
+        return Math.max(1, tile.consumers()) * 64 * 256 + tile.stages() * 2 * tile.keyTile() * 256 + 1024 + barriers;
     }
 
     CudaKernelSource render() {
+        return tile.consumers() > 0 ? renderSpecialized() : renderPlain();
+    }
+
+    private CudaKernelSource renderPlain() {
         CudaEmitter e = new CudaEmitter();
         int threads = 128;
         CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim 128, Hopper path "
@@ -89,6 +94,7 @@ final class AttentionWgmmaRenderer {
             e.line("int nk = (seq_k + BC - 1) / BC;");
             e.line("if (CAUSAL) nk = min(nk, (q0 + BR + BC - 1) / BC);  // tiles past the last query are fully masked");
             e.line("const int g = lane >> 2, t4 = lane & 3;");
+            e.line("const int wq0 = q0;  // the warpgroup's first query row");
             e.line("const int qrow = q0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
             e.line("float oacc[16][4];");
             e.unrolled("n", "16", () -> e.line("oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.f;"));
@@ -191,6 +197,221 @@ final class AttentionWgmmaRenderer {
                 ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "wgmma");
     }
 
+    /**
+     * The warp-specialised kernel: {@code NC} consumer warpgroups (64 query rows each, BR = 64 NC)
+     * and one producer warp that alone issues the cp.async copies of Q, K and V. Stages are
+     * handed over through mbarriers: the producer waits for its own copies, makes them visible
+     * to the tensor cores (proxy fence) and arrives on the stage's "full" barrier; each consumer
+     * thread arrives on the stage's "empty" barrier once the wgmma that read it has completed.
+     * No CTA-wide barrier after the set-up, so consumers never wait on each other.
+     */
+    private CudaKernelSource renderSpecialized() {
+        CudaEmitter e = new CudaEmitter();
+        int nc = tile.consumers();
+        int threads = nc * 128 + 32;
+        if (tile.stages() < 2) {
+            throw new CodegenException(spec.name() + ": the warp-specialised attention needs two or more stages");
+        }
+        CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim 128, Hopper path "
+                + "(wgmma, " + nc + " consumer warpgroup(s) + a producer warp, key tile " + tile.keyTile() + ", "
+                + tile.stages() + " K and V stages" + (tile.qInRegisters() ? ", Q in registers" : "")
+                + (tile.tma() ? ", tensor-memory-access copies" : ", cp.async copies") + ")");
+        String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
+        String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
+        String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
+        e.linef("constexpr int NC = %d, THREADS = NC * 128 + 32, BR = 64 * NC, BC = %d, STAGES = %d;",
+                nc, tile.keyTile(), tile.stages());
+        e.line("constexpr int HALF = BC * 128;   // bytes of one 64-column half of a K or V tile");
+        e.line("constexpr int QBYTES = 64 * 256, TBYTES = BC * 256;  // one warpgroup's Q; one K or V tile");
+        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
+        e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
+                ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
+        e.line("typedef " + t + " T;");
+        e.blank();
+        emitHelpers(e, mmaType, pack2, vec2);
+        e.line("__device__ __forceinline__ void lt_mbar_init(unsigned a, unsigned n) { asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(a), \"r\"(n) : \"memory\"); }");
+        e.line("__device__ __forceinline__ void lt_mbar_arrive(unsigned a) { asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.shared::cta.b64 st, [%0];\\n}\\n\" :: \"r\"(a) : \"memory\"); }");
+        e.block("__device__ __forceinline__ void lt_mbar_wait(unsigned a, unsigned parity)", () -> {
+            e.comment("until the phase of this parity has completed");
+            e.line("unsigned done;");
+            e.line("do { asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\nselp.u32 %0, 1, 0, p;\\n}\\n\" "
+                    + ": \"=r\"(done) : \"r\"(a), \"r\"(parity) : \"memory\"); } while (!done);");
+        });
+        boolean tma = tile.tma();
+        if (tma) {
+            e.comment("a CUDA tensor map (CUtensorMap), built on the host by cuTensorMapEncodeTiled, passed by value");
+            e.line("struct __align__(64) LtTensorMap { unsigned long long opaque[16]; };");
+            e.line("__device__ __forceinline__ void lt_mbar_expect(unsigned a, unsigned bytes) { asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\\n}\\n\" :: \"r\"(a), \"r\"(bytes) : \"memory\"); }");
+            e.comment("one box (64 columns x rows, SW128) of a (d, s, h, b) tensor into smem; completes on the mbarrier");
+            e.block("__device__ __forceinline__ void lt_tma_load(unsigned dst, const LtTensorMap* map, int d, int s, int h, int b, unsigned bar)", () ->
+                    e.line("asm volatile(\"cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\\n\" "
+                            + ":: \"r\"(dst), \"l\"(reinterpret_cast<unsigned long long>(map)), \"r\"(d), \"r\"(s), \"r\"(h), \"r\"(b), \"r\"(bar) : \"memory\");"));
+        }
+        e.blank();
+        List<KernelParam> params = new java.util.ArrayList<>(AttentionParams.of(t));
+        if (tma) {
+            params.add(new KernelParam("const __grid_constant__ LtTensorMap", "tm_q_64"));
+            params.add(new KernelParam("const __grid_constant__ LtTensorMap", "tm_k_" + tile.keyTile()));
+            params.add(new KernelParam("const __grid_constant__ LtTensorMap", "tm_v_" + tile.keyTile()));
+        }
+        boolean foldScale = spec.scale() > 0;
+        e.block(AttentionParams.signature(spec.name(), params,
+                "__launch_bounds__(" + threads + ", " + tile.minBlocks() + ")"), () -> {
+            e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
+            e.line("const int tid = threadIdx.x, lane = tid & 31;");
+            e.comment("the warpgroup index, broadcast so that ptxas sees it uniform (else it serialises the wgmmas)");
+            e.line("const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);");
+            e.line("const int qblocks = (seq_q + BR - 1) / BR;");
+            e.line("const long long bh = blockIdx.x / qblocks;");
+            e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
+            AttentionParams.emitBases(e, "T");
+            if (tma) {
+                e.line("(void) qb; (void) kb; (void) vb;  // the tensor maps address Q, K and V");
+            }
+            e.comment("barriers: qfull, kfull[S], vfull[S], kempty[S], vempty[S] (8 bytes each), then the tiles");
+            e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem);");
+            e.line("const unsigned bar = sraw, sbase = (sraw + 128 + 1023u) & ~1023u;");
+            e.line("#define LT_QFULL (bar)");
+            e.line("#define LT_KFULL(s) (bar + 8 + (s) * 8)");
+            e.line("#define LT_VFULL(s) (bar + 8 + (STAGES + (s)) * 8)");
+            e.line("#define LT_KEMPTY(s) (bar + 8 + (2 * STAGES + (s)) * 8)");
+            e.line("#define LT_VEMPTY(s) (bar + 8 + (3 * STAGES + (s)) * 8)");
+            e.line("const unsigned sQ0 = sbase, sK0 = sQ0 + NC * QBYTES, sV0 = sK0 + STAGES * TBYTES;");
+            e.line("#define LT_KBUF(j) (sK0 + ((j) % STAGES) * TBYTES)");
+            e.line("#define LT_VBUF(j) (sV0 + ((j) % STAGES) * TBYTES)");
+            e.line("int nk = (seq_k + BC - 1) / BC;");
+            e.line("if (CAUSAL) nk = min(nk, (q0 + BR + BC - 1) / BC);  // tiles past the last query are fully masked");
+            e.line("constexpr unsigned FULL = " + (tma ? "1" : "32") + ";  // arrivals that fill a stage: "
+                    + (tma ? "the producer's expect_tx" : "the producer warp's lanes"));
+            e.block("if (tid == 0)", () -> {
+                e.line("lt_mbar_init(LT_QFULL, FULL);");
+                e.block("for (int s = 0; s < STAGES; ++s)", () -> {
+                    e.line("lt_mbar_init(LT_KFULL(s), FULL); lt_mbar_init(LT_VFULL(s), FULL);");
+                    e.line("lt_mbar_init(LT_KEMPTY(s), NC * 128); lt_mbar_init(LT_VEMPTY(s), NC * 128);");
+                });
+            });
+            e.line("__syncthreads();");
+            if (tma) {
+                e.block("if (wg == NC)", () -> {
+                    e.comment("producer: one thread issues the tensor copies; each full barrier expects the tile's bytes");
+                    e.block("if (lane == 0)", () -> {
+                        e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
+                        e.line("lt_mbar_expect(LT_QFULL, NC * QBYTES);");
+                        e.unrolled("w", "NC", () -> {
+                            e.line("lt_tma_load(sQ0 + w * QBYTES, &tm_q_64, 0, q0 + 64 * w, hi32, bi32, LT_QFULL);");
+                            e.line("lt_tma_load(sQ0 + w * QBYTES + 8192, &tm_q_64, 64, q0 + 64 * w, hi32, bi32, LT_QFULL);");
+                        });
+                        e.block("for (int j = 0; j < nk; ++j)", () -> {
+                            e.line("const unsigned ph = ((j / STAGES) - 1) & 1;  // the release of tile j - STAGES");
+                            e.line("if (j >= STAGES) lt_mbar_wait(LT_KEMPTY(j % STAGES), ph);");
+                            e.line("lt_mbar_expect(LT_KFULL(j % STAGES), TBYTES);");
+                            e.line("lt_tma_load(LT_KBUF(j), &tm_k_" + tile.keyTile() + ", 0, j * BC, hi32, bi32, LT_KFULL(j % STAGES));");
+                            e.line("lt_tma_load(LT_KBUF(j) + HALF, &tm_k_" + tile.keyTile() + ", 64, j * BC, hi32, bi32, LT_KFULL(j % STAGES));");
+                            e.line("if (j >= STAGES) lt_mbar_wait(LT_VEMPTY(j % STAGES), ph);");
+                            e.line("lt_mbar_expect(LT_VFULL(j % STAGES), TBYTES);");
+                            e.line("lt_tma_load(LT_VBUF(j), &tm_v_" + tile.keyTile() + ", 0, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
+                            e.line("lt_tma_load(LT_VBUF(j) + HALF, &tm_v_" + tile.keyTile() + ", 64, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
+                        });
+                    });
+                    e.line("return;");
+                });
+            } else {
+            e.block("if (wg == NC)", () -> {
+                e.comment("producer: copy, wait for its own copies, proxy fence, arrive on the full barrier");
+                e.unrolled("w", "NC", () -> e.line("lt_load_tile<64, 32>(sQ0 + w * QBYTES, qb, q_ss, q0 + 64 * w, seq_q, lane);"));
+                e.line("lt_cp_commit();");
+                e.block("for (int j = 0; j < nk; ++j)", () -> {
+                    e.line("const unsigned ph = ((j / STAGES) - 1) & 1;  // the release of tile j - STAGES");
+                    e.line("if (j >= STAGES) lt_mbar_wait(LT_KEMPTY(j % STAGES), ph);");
+                    e.line("lt_load_tile<BC, 32>(LT_KBUF(j), kb, k_ss, j * BC, seq_k, lane);");
+                    e.line("lt_cp_commit();");
+                    e.line("lt_cp_wait_one();  // all but K_j: Q (j = 0) or V_j-1");
+                    e.line("lt_async_fence();");
+                    e.line("lt_mbar_arrive(j == 0 ? LT_QFULL : LT_VFULL((j - 1) % STAGES));");
+                    e.line("if (j >= STAGES) lt_mbar_wait(LT_VEMPTY(j % STAGES), ph);");
+                    e.line("lt_load_tile<BC, 32>(LT_VBUF(j), vb, v_ss, j * BC, seq_k, lane);");
+                    e.line("lt_cp_commit();");
+                    e.line("lt_cp_wait_one();  // K_j");
+                    e.line("lt_async_fence();");
+                    e.line("lt_mbar_arrive(LT_KFULL(j % STAGES));");
+                });
+                e.line("lt_cp_wait_all();");
+                e.line("lt_async_fence();");
+                e.line("lt_mbar_arrive(nk > 0 ? LT_VFULL((nk - 1) % STAGES) : LT_QFULL);");
+                e.line("return;");
+            });
+            }
+            e.comment("consumers: warpgroup wg owns query rows q0 + 64 wg ..");
+            e.line("const int wi = (tid >> 5) & 3;");
+            e.line("const unsigned sQ = sQ0 + wg * QBYTES;");
+            e.line("const int g = lane >> 2, t4 = lane & 3;");
+            e.line("const int wq0 = q0 + 64 * wg;  // the warpgroup's first query row");
+            e.line("const int qrow = wq0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
+            e.line("float oacc[16][4];");
+            e.unrolled("n", "16", () -> e.line("oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.f;"));
+            e.line("float mrow[2] = {-LT_INF, -LT_INF}, lrow[2] = {0.f, 0.f};");
+            e.line("float s[BC / 8][4];");
+            e.line("unsigned pa[BC / 16][4];");
+            if (tile.qInRegisters()) {
+                e.line("unsigned qf[8][4];");
+            }
+            e.line("lt_mbar_wait(LT_QFULL, 0);");
+            e.block("if (nk > 0)", () -> {
+                if (tile.qInRegisters()) {
+                    e.unrolled("kk", "8", () -> {
+                        e.line("const int r = wi * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), c = kk * 2 + (lane >> 4);");
+                        e.line("lt_ldsm_x4(sQ + (c >> 3) * 8192 + r * 128 + (((c & 7) ^ (r & 7)) << 4), qf[kk]);");
+                    });
+                }
+                e.line("lt_mbar_wait(LT_KFULL(0), 0);");
+                emitScores(e, "LT_KBUF(0)");
+                e.line("lt_wgmma_wait<0>();");
+                e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
+                e.line("lt_mbar_arrive(LT_KEMPTY(0));");
+                e.line("const int k0 = 0;");
+                emitMaskAndSoftmax(e, foldScale);
+                emitPack(e);
+            });
+            e.block("for (int kt = 1; kt < nk; ++kt)", () -> {
+                e.line("lt_mbar_wait(LT_KFULL(kt % STAGES), (kt / STAGES) & 1);");
+                emitScores(e, "LT_KBUF(kt)");
+                e.line("lt_mbar_wait(LT_VFULL((kt - 1) % STAGES), ((kt - 1) / STAGES) & 1);");
+                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(LT_VBUF(kt - 1) + j * 2048), true);"));
+                e.line("lt_wgmma_commit();");
+                e.line("lt_wgmma_wait<1>();  // S_kt is ready; P V may still run");
+                e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
+                e.line("lt_mbar_arrive(LT_KEMPTY(kt % STAGES));");
+                e.line("const int k0 = kt * BC;");
+                emitMaskAndSoftmax(e, foldScale);
+                e.line("lt_wgmma_wait<0>();  // O += P_kt-1 V_kt-1 is done");
+                e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
+                e.line("lt_mbar_arrive(LT_VEMPTY((kt - 1) % STAGES));");
+                e.unrolled("n", "16", () -> {
+                    e.line("oacc[n][0] *= corr[0]; oacc[n][1] *= corr[0];");
+                    e.line("oacc[n][2] *= corr[1]; oacc[n][3] *= corr[1];");
+                });
+                emitPack(e);
+            });
+            e.block("if (nk > 0)", () -> {
+                e.line("lt_mbar_wait(LT_VFULL((nk - 1) % STAGES), ((nk - 1) / STAGES) & 1);");
+                e.line("lt_wgmma_fence();");
+                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(LT_VBUF(nk - 1) + j * 2048), true);"));
+                e.line("lt_wgmma_commit();");
+                e.line("lt_wgmma_wait<0>();");
+                e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
+            });
+            emitEpilogue(e, pack2, vec2);
+            for (String m : List.of("LT_QFULL", "LT_KFULL", "LT_VFULL", "LT_KEMPTY", "LT_VEMPTY", "LT_KBUF", "LT_VBUF")) {
+                e.line("#undef " + m);
+            }
+        });
+        int smem = sharedBytes();
+        int br = 64 * nc;
+        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
+        return new CudaKernelSource(spec.name(), e.text(), params, rule,
+                ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "wgmma");
+    }
+
     /** Issues S = Q K^T (8 k-steps of 16 dims; k-step kk at byte 32 (kk % 4) of half kk / 4) and commits it. */
     private void emitScores(CudaEmitter e, String kbuf) {
         e.line("lt_wgmma_fence();");
@@ -241,11 +462,11 @@ final class AttentionWgmmaRenderer {
                 128, mmaType, true, true));
         AttentionParams.emitPack(e, pack2, vec2);
         e.comment("ROWS x 128 tile of rows row0.. of g (row stride in elements) into smem at sbase as [2][ROWS][64], SW128");
-        e.line("template <int ROWS>");
+        e.line("template <int ROWS, int NT = THREADS>");
         e.block("__device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, "
                 + "int row0, int nrows, int tid)", () -> {
-            e.unrolled("it", "ROWS * 16 / THREADS", () -> {
-                e.line("const int i = tid + it * THREADS, r = i >> 4, c = i & 15;");
+            e.unrolled("it", "ROWS * 16 / NT", () -> {
+                e.line("const int i = tid + it * NT, r = i >> 4, c = i & 15;");
                 e.line("const bool ok = row0 + r < nrows;");
                 e.line("const T* src = g + (ok ? (long long) (row0 + r) * stride : 0LL) + c * 8;");
                 e.line("lt_cp_async16(sbase + (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4), src, ok);");
@@ -296,7 +517,7 @@ final class AttentionWgmmaRenderer {
             e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> e.line("s[n][i] *= SCALE_LOG2;")));
         }
         e.line("float corr[2];");
-        e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > q0))", () -> {
+        e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > wq0))", () -> {
             e.comment("a ragged or diagonal tile: mask keys past seq_k and, causal, keys after the query");
             e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
                 e.line("const int col = k0 + n * 8 + 2 * t4 + (i & 1), row = qrow + (i >> 1) * 8;");

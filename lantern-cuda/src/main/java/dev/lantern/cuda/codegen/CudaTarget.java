@@ -66,22 +66,37 @@ public record CudaTarget(
     }
 
     /**
-     * Tiles of the wgmma attention (one warpgroup, 64 query rows per CTA): K/V tiles of
+     * Tiles of the wgmma attention (64 query rows per consumer warpgroup): K/V tiles of
      * {@code keyTile} keys, {@code stages} buffers each of K and V in shared memory, and the
      * CTAs per SM the register allocation is held to ({@code __launch_bounds__} minimum);
      * {@code qInRegisters}: Q's A fragments stay in registers (S = Q K^T reads only K from
-     * shared memory) instead of being re-read from shared memory by every k-step.
+     * shared memory) instead of being re-read from shared memory by every k-step;
+     * {@code consumers} 0: one warpgroup that both loads and computes; 1 or 2: that many consumer
+     * warpgroups and one producer warp that alone issues the copies (mbarrier hand-over);
+     * {@code tma}: the producer copies with the tensor memory accelerator (one thread, tensor
+     * maps passed as kernel arguments) instead of cp.async.
      */
-    public record WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters) {
+    public record WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma) {
+        public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters) {
+            this(keyTile, stages, minBlocks, qInRegisters, 0, false);
+        }
+
+        public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers) {
+            this(keyTile, stages, minBlocks, qInRegisters, consumers, false);
+        }
+
         public WgmmaTile {
-            if ((keyTile != 64 && keyTile != 128) || stages < 1 || stages > 2 || minBlocks < 1 || minBlocks > 3) {
-                throw new IllegalArgumentException("bad wgmma attention tile " + keyTile + "/" + stages + "/" + minBlocks);
+            if ((keyTile != 64 && keyTile != 128) || stages < 1 || stages > 3 || minBlocks < 1 || minBlocks > 3
+                    || consumers < 0 || consumers > 2 || (consumers > 0 && stages < 2) || (tma && consumers == 0)) {
+                throw new IllegalArgumentException("bad wgmma attention tile " + keyTile + "/" + stages + "/" + minBlocks
+                        + "/" + consumers);
             }
         }
 
         /** A short name for dumps and sweeps: {@code gk64s2b1}, {@code gk64s1b1q}. */
         public String tag() {
-            return "gk" + keyTile + "s" + stages + "b" + minBlocks + (qInRegisters ? "q" : "");
+            return "gk" + keyTile + "s" + stages + "b" + minBlocks + (qInRegisters ? "q" : "")
+                    + (consumers > 0 ? "c" + consumers : "") + (tma ? "t" : "");
         }
     }
 

@@ -29,10 +29,18 @@ public final class DumpKernels {
         List<CudaTarget.AttentionTile> tiles = List.of(
                 new CudaTarget.AttentionTile(4, 1, 64, 1), new CudaTarget.AttentionTile(4, 2, 32, 2));
         List<CudaTarget.WgmmaTile> hopper = List.of(
-                new CudaTarget.WgmmaTile(64, 1, 1, false), new CudaTarget.WgmmaTile(64, 1, 3, false),
-                new CudaTarget.WgmmaTile(128, 1, 1, false), new CudaTarget.WgmmaTile(64, 1, 1, true),
-                new CudaTarget.WgmmaTile(64, 2, 1, true), new CudaTarget.WgmmaTile(128, 1, 1, true));
+                new CudaTarget.WgmmaTile(64, 1, 1, false), new CudaTarget.WgmmaTile(128, 1, 1, false),
+                new CudaTarget.WgmmaTile(64, 2, 2, false, 1), new CudaTarget.WgmmaTile(64, 2, 2, false, 1, true),
+                new CudaTarget.WgmmaTile(64, 2, 1, false, 2, true), new CudaTarget.WgmmaTile(64, 3, 1, false, 2, true),
+                new CudaTarget.WgmmaTile(128, 2, 1, false, 1, true), new CudaTarget.WgmmaTile(64, 3, 2, false, 1, true),
+                new CudaTarget.WgmmaTile(64, 2, 3, false, 1, true));
         for (KernelSpec spec : BenchmarkKernels.all()) {
+            if (spec instanceof AttentionSpec a && a.hopperPath(CudaTarget.H200) && a.batch() < 16) {
+                // the ragged and strided shapes through every Hopper variant (correctness only)
+                for (CudaTarget.WgmmaTile tile : hopper) {
+                    entries.add(write(dir, renamed(a, tile.tag()), CudaTarget.H200.withWgmmaAttention(tile), tile.tag()));
+                }
+            }
             if (spec instanceof AttentionSpec a && a.fastPath(CudaTarget.H200) && a.batch() == 16) {
                 for (CudaTarget.AttentionTile tile : tiles) {
                     entries.add(write(dir, renamed(a, tile.tag()), CudaTarget.H200.withAttention(tile, tile), tile.tag()));
