@@ -11,8 +11,9 @@ import java.lang.foreign.ValueLayout;
  * allocates nothing.
  *
  * <p>Accepted argument types and their C types: Long → 64-bit (pointers, int64), Integer →
- * int32, Float → float, Double → double, Short → int16, Byte → int8, and any
- * {@link dev.lantern.runtime.TensorStorage} → its address.
+ * int32, Float → float, Double → double, Short → int16, Byte → int8, any
+ * {@link dev.lantern.runtime.TensorStorage} → its address, and a {@link TensorMap} → its 128
+ * bytes by value (the pointer slot then points at the map itself).
  */
 final class KernelArgs {
     static final int MAX_ARGS = 128;
@@ -46,7 +47,9 @@ final class KernelArgs {
     private void put(String kernel, int i, Object arg) {
         long off = 8L * i;
         values.set(ValueLayout.JAVA_LONG, off, 0L); // clear the high bytes of narrow values
+        pointers.setAtIndex(ValueLayout.JAVA_LONG, i, arg instanceof TensorMap m ? m.address() : values.address() + off);
         switch (arg) {
+            case TensorMap m -> { }
             case Long v -> values.set(ValueLayout.JAVA_LONG, off, v);
             case Integer v -> values.set(ValueLayout.JAVA_INT, off, v);
             case Float v -> values.set(ValueLayout.JAVA_FLOAT, off, v);
@@ -57,7 +60,7 @@ final class KernelArgs {
             case null -> throw new IllegalArgumentException("kernel " + kernel + ": argument " + i + " is null");
             default -> throw new IllegalArgumentException("kernel " + kernel + ": argument " + i + " has type "
                     + arg.getClass().getSimpleName() + "; expected Long, Integer, Float, Double, Short, Byte "
-                    + "or TensorStorage");
+                    + ", TensorStorage or TensorMap");
         }
     }
 

@@ -32,7 +32,16 @@ final class AttentionParams {
 
     /** Pointers to this (batch, head)'s matrices: {@code bh} = batch * heads + head. */
     static void emitBases(CudaEmitter e, String t) {
+        emitBases(e, t, true);
+    }
+
+    /** As {@link #emitBases(CudaEmitter, String)}; without {@code inputs} only o's (tensor maps address q, k, v). */
+    static void emitBases(CudaEmitter e, String t, boolean inputs) {
         e.line("const long long bi = bh / heads, hi = bh % heads;");
+        if (!inputs) {
+            e.line(t + "* __restrict__ ob = o + bi * o_sb + hi * o_sh;");
+            return;
+        }
         e.line("const " + t + "* __restrict__ qb = q + bi * q_sb + hi * q_sh;");
         e.line("const " + t + "* __restrict__ kb = k + bi * k_sb + hi * k_sh;");
         e.line("const " + t + "* __restrict__ vb = v + bi * v_sb + hi * v_sh;");

@@ -264,10 +264,7 @@ final class AttentionWgmmaRenderer {
             e.line("const int qblocks = (seq_q + BR - 1) / BR;");
             e.line("const long long bh = blockIdx.x / qblocks;");
             e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
-            AttentionParams.emitBases(e, "T");
-            if (tma) {
-                e.line("(void) qb; (void) kb; (void) vb;  // the tensor maps address Q, K and V");
-            }
+            AttentionParams.emitBases(e, "T", !tma);  // with TMA the tensor maps address Q, K and V
             e.comment("barriers: qfull, kfull[S], vfull[S], kempty[S], vempty[S] (8 bytes each), then the tiles");
             e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem);");
             e.line("const unsigned bar = sraw, sbase = (sraw + 128 + 1023u) & ~1023u;");

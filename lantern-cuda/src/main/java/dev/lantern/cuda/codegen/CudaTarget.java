@@ -101,7 +101,7 @@ public record CudaTarget(
     }
 
     /** The default wgmma attention tile on Hopper. */
-    public static final WgmmaTile HOPPER_ATTENTION = new WgmmaTile(64, 1, 1, false);
+    public static final WgmmaTile HOPPER_ATTENTION = new WgmmaTile(64, 2, 2, false, 1, true);
 
     /** NVIDIA H200 (and H100 SXM): sm_90, 132 SMs, 227 KiB opt-in shared memory per CTA. */
     public static final CudaTarget H200 = new CudaTarget(

@@ -39,10 +39,11 @@ final class Autotuner {
             new CudaTarget.AttentionTile(4, 1, 64, 2));
 
     private static final List<CudaTarget.WgmmaTile> HOPPER = List.of(
-            CudaTarget.HOPPER_ATTENTION,
-            new CudaTarget.WgmmaTile(128, 1, 1, false),
-            new CudaTarget.WgmmaTile(64, 1, 1, true),
-            new CudaTarget.WgmmaTile(64, 2, 1, true));
+            CudaTarget.HOPPER_ATTENTION,                       // k64, 2 stages, 1 consumer, TMA, 2 CTAs/SM
+            new CudaTarget.WgmmaTile(64, 2, 1, false, 2, true),  // 2 consumer warpgroups, TMA
+            new CudaTarget.WgmmaTile(64, 3, 1, false, 2, true),
+            new CudaTarget.WgmmaTile(64, 1, 1, false),           // no producer: every thread loads (cp.async)
+            new CudaTarget.WgmmaTile(128, 1, 1, false));
 
     private final CudaSession session;
     private final TuneCache cache;

@@ -28,7 +28,7 @@ public sealed interface Step permits Step.Launch, Step.Gemm {
     record Launch(int kernel, KernelSpec spec, CudaKernelSource source, List<Arg> args) implements Step {
         public Launch {
             args = List.copyOf(args);
-            if (args.size() != source.params().size()) {
+            if (args.size() != source.params().size() - TensorMaps.count(source)) {
                 throw new IllegalStateException(source.entry() + ": " + args.size() + " arguments for "
                         + source.params().size() + " parameters");
             }

@@ -112,6 +112,7 @@ public final class CudaDriver {
     private final Fn cuGraphExecDestroy;
     private final Fn cuGraphGetNodes;
     private final Fn cuGraphNodeGetType;
+    private final Fn cuTensorMapEncodeTiled;
 
     public CudaDriver(NativeLibrary lib) {
         this.lib = lib;
@@ -182,6 +183,36 @@ public final class CudaDriver {
         cuGraphExecDestroy = lib.fn(I_L, "cuGraphExecDestroy");
         cuGraphGetNodes = lib.fn(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS), "cuGraphGetNodes");
         cuGraphNodeGetType = lib.fn(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS), "cuGraphNodeGetType");
+        // CUresult cuTensorMapEncodeTiled(CUtensorMap*, dtype, rank, void* global, const cuuint64_t* dims,
+        //     const cuuint64_t* strides, const cuuint32_t* box, const cuuint32_t* elementStrides,
+        //     interleave, swizzle, l2Promotion, oobFill)
+        cuTensorMapEncodeTiled = lib.fn(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_LONG,
+                ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), "cuTensorMapEncodeTiled");
+    }
+
+    /** CU_TENSOR_MAP_DATA_TYPE_FLOAT16 / BFLOAT16, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B. */
+    public static final int TMAP_F16 = 6, TMAP_BF16 = 9, TMAP_SWIZZLE_128B = 3, TMAP_L2_128B = 2;
+
+    /**
+     * Encodes a tiled tensor map (sm_90+) into {@code out} (128 bytes, 64-byte aligned):
+     * {@code dims[0]} is the contiguous dimension; {@code stridesBytes} has rank - 1 entries
+     * (dimensions 1..); no interleave, out-of-range elements read as zero.
+     */
+    public void tensorMapEncodeTiled(MemorySegment out, int dtype, long globalAddress, long[] dims,
+                                     long[] stridesBytes, int[] box, int swizzle, int l2Promotion) {
+        int rank = dims.length;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment d = a.allocateFrom(JAVA_LONG, dims);
+            MemorySegment st = a.allocateFrom(JAVA_LONG, stridesBytes);
+            MemorySegment b = a.allocateFrom(JAVA_INT, box);
+            int[] ones = new int[rank];
+            java.util.Arrays.fill(ones, 1);
+            MemorySegment es = a.allocateFrom(JAVA_INT, ones);
+            check(cuTensorMapEncodeTiled, (int) cuTensorMapEncodeTiled.handle().invokeExact(out, dtype, rank,
+                    globalAddress, d, st, b, es, 0, swizzle, l2Promotion, 0));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
     }
 
     private static FunctionDescriptor I_IA() {
