@@ -137,6 +137,17 @@ class KernelSpecTest {
         assertTrue(hopper.source().contains("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
         assertTrue(hopper.source().contains("fence.proxy.async.shared::cta"));
         assertEquals(16L * 32 * (1024 / 64), hopper.launch().gridX());
+        // the default Hopper tile copies with TMA: three tensor maps after the 19 ordinary arguments
+        assertTrue(hopper.source().contains("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+        List<KernelParam> ps = hopper.params();
+        assertEquals(22, ps.size());
+        assertEquals(List.of("tm_q_64", "tm_k_64", "tm_v_64"), ps.subList(19, 22).stream().map(KernelParam::name).toList());
+        assertTrue(ps.subList(19, 22).stream().allMatch(p -> p.cType().equals("const __grid_constant__ LtTensorMap")));
+        assertEquals(160, hopper.launch().blockX(), "one consumer warpgroup and one producer warp");
+        // without TMA (every thread loads with cp.async): no tensor maps, one warpgroup
+        CudaKernelSource plain = a.render(H200.withWgmmaAttention(new CudaTarget.WgmmaTile(64, 1, 1, false)));
+        assertEquals(19, plain.params().size());
+        assertEquals(128, plain.launch().blockX());
         assertEquals("wgmma", AttentionSpec.of("a", 1, 1, 7, 9, 128, false, DType.F16).render(H200).variant());
         // without wgmma (another GPU, or the mma.sync tile chosen): the mma.sync kernel
         CudaTarget ampere = H200.withAttention(H200.attention64(), H200.attention128());
