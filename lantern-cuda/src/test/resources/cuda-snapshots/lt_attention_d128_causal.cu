@@ -209,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(160, 2) lt_attention_d128_causal(co
   __syncthreads();
   if (wg == NC) {
     // producer: one thread issues the tensor copies; each full barrier expects the tile's bytes
-    if (lane == 0) {
+    if (tid == NC * 128) {
       const int hi32 = (int) hi, bi32 = (int) bi;
       lt_mbar_expect(LT_QFULL, NC * QBYTES);
       #pragma unroll

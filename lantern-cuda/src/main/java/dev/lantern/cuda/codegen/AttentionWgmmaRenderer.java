@@ -199,7 +199,8 @@ final class AttentionWgmmaRenderer {
 
     /**
      * The warp-specialised kernel: {@code NC} consumer warpgroups (64 query rows each, BR = 64 NC)
-     * and one producer warp that alone issues the cp.async copies of Q, K and V. Stages are
+     * and one producer warp (with TMA and two consumers: a producer warpgroup that gives its
+     * registers to the consumers through setmaxnreg) that alone issues the copies of Q, K and V. Stages are
      * handed over through mbarriers: the producer waits for its own copies, makes them visible
      * to the tensor cores (proxy fence) and arrives on the stage's "full" barrier; each consumer
      * thread arrives on the stage's "empty" barrier once the wgmma that read it has completed.
@@ -208,7 +209,11 @@ final class AttentionWgmmaRenderer {
     private CudaKernelSource renderSpecialized() {
         CudaEmitter e = new CudaEmitter();
         int nc = tile.consumers();
-        int threads = nc * 128 + 32;
+        // two consumer warpgroups with TMA: the producer is a whole warpgroup, so that it can hand
+        // its registers to the consumers (setmaxnreg is warpgroup-wide): 24 for it, 240 for them
+        boolean realloc = nc == 2 && tile.tma();
+        int producerThreads = realloc ? 128 : 32;
+        int threads = nc * 128 + producerThreads;
         if (tile.stages() < 2) {
             throw new CodegenException(spec.name() + ": the warp-specialised attention needs two or more stages");
         }
@@ -219,8 +224,8 @@ final class AttentionWgmmaRenderer {
         String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
         String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
-        e.linef("constexpr int NC = %d, THREADS = NC * 128 + 32, BR = 64 * NC, BC = %d, STAGES = %d;",
-                nc, tile.keyTile(), tile.stages());
+        e.linef("constexpr int NC = %d, THREADS = NC * 128 + %d, BR = 64 * NC, BC = %d, STAGES = %d;",
+                nc, producerThreads, tile.keyTile(), tile.stages());
         e.line("constexpr int HALF = BC * 128;   // bytes of one 64-column half of a K or V tile");
         e.line("constexpr int QBYTES = 64 * 256, TBYTES = BC * 256;  // one warpgroup's Q; one K or V tile");
         e.linef("constexpr bool CAUSAL = %s;", spec.causal());
@@ -291,7 +296,10 @@ final class AttentionWgmmaRenderer {
             if (tma) {
                 e.block("if (wg == NC)", () -> {
                     e.comment("producer: one thread issues the tensor copies; each full barrier expects the tile's bytes");
-                    e.block("if (lane == 0)", () -> {
+                    if (realloc) {
+                        e.line("asm volatile(\"setmaxnreg.dec.sync.aligned.u32 24;\\n\" ::: \"memory\");");
+                    }
+                    e.block("if (tid == NC * 128)", () -> {
                         e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
                         e.line("lt_mbar_expect(LT_QFULL, NC * QBYTES);");
                         e.unrolled("w", "NC", () -> {
@@ -339,6 +347,9 @@ final class AttentionWgmmaRenderer {
             });
             }
             e.comment("consumers: warpgroup wg owns query rows q0 + 64 wg ..");
+            if (realloc) {
+                e.line("asm volatile(\"setmaxnreg.inc.sync.aligned.u32 240;\\n\" ::: \"memory\");");
+            }
             e.line("const int wi = (tid >> 5) & 3;");
             e.line("const unsigned sQ = sQ0 + wg * QBYTES;");
             e.line("const int g = lane >> 2, t4 = lane & 3;");

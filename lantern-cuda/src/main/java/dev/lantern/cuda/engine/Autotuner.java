@@ -40,6 +40,7 @@ final class Autotuner {
 
     private static final List<CudaTarget.WgmmaTile> HOPPER = List.of(
             CudaTarget.HOPPER_ATTENTION,                       // k64, 2 stages, 1 consumer, TMA, 2 CTAs/SM
+            new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true), // 2 consumers at 240 registers (setmaxnreg), k128
             new CudaTarget.WgmmaTile(64, 2, 1, false, 2, true),  // 2 consumer warpgroups, TMA
             new CudaTarget.WgmmaTile(64, 3, 1, false, 2, true),
             new CudaTarget.WgmmaTile(64, 1, 1, false),           // no producer: every thread loads (cp.async)
