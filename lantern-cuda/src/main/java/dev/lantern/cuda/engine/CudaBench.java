@@ -89,7 +89,11 @@ public final class CudaBench {
             common.put("kernels", s.model().kernels().size());
             common.put("device_ops", s.deviceOps());
             common.put("fusion_coverage", round(s.model().fusionCoverage(), 4));
-            record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), common);
+            progress.accept("macro " + cfg.name() + ": profiling steps");
+            List<CudaSession.StepTime> steps = s.profile(3, big ? 10 : 50);
+            Map<String, Object> withSteps = new LinkedHashMap<>(common);
+            withSteps.put("steps", stepsJson(steps));
+            record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), withSteps);
             progress.accept("macro " + cfg.name() + ": timing graph replay");
             double gms = s.timeMs(s::forwardGraph, 10, iters);
             Tensor graphOut = s.output();
@@ -421,6 +425,22 @@ public final class CudaBench {
                     .append(v instanceof String str ? "\"" + str + "\"" : String.valueOf(v));
         }
         emit.accept(b.append('}').toString());
+    }
+
+    /** [{"op": ..., "ms": ...}, ...] as a JSON value (printed as is by {@link #record}). */
+    private static Object stepsJson(List<CudaSession.StepTime> steps) {
+        StringBuilder b = new StringBuilder("[");
+        for (CudaSession.StepTime t : steps) {
+            b.append(b.length() > 1 ? ", " : "").append("{\"op\": \"").append(t.op()).append("\", \"ms\": ")
+                    .append(String.format(Locale.ROOT, "%.4f", t.ms())).append('}');
+        }
+        String json = b.append(']').toString();
+        return new Object() {
+            @Override
+            public String toString() {
+                return json;
+            }
+        };
     }
 
     private static double round(double v, int digits) {

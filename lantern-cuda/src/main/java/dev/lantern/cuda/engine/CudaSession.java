@@ -367,6 +367,35 @@ public final class CudaSession implements AutoCloseable {
     }
 
     /** Median milliseconds (CUDA events) of {@code iters} runs of {@code work} after {@code warm} runs. */
+    /** One step of the compiled forward and its device time. */
+    public record StepTime(String op, double ms) {}
+
+    /**
+     * Where the compiled forward's time goes: every step timed alone (median of {@code iters}
+     * CUDA-event runs after {@code warm}), in stream order. A step run alone finds its inputs in
+     * L2 more often than inside the forward, so the sum can be a little below the forward's time.
+     */
+    public List<StepTime> profile(int warm, int iters) {
+        if (options.mode() != Mode.COMPILED) {
+            throw new IllegalStateException("profile needs a compiled session");
+        }
+        List<StepTime> out = new ArrayList<>();
+        List<Step> steps = lowered.steps();
+        for (int i = 0; i < steps.size(); i++) {
+            out.add(new StepTime(describe(steps.get(i)), timeMs(bound.get(i), warm, iters)));
+        }
+        return out;
+    }
+
+    private static String describe(Step s) {
+        return switch (s) {
+            case Step.Launch l -> l.source().entry() + " [" + l.source().variant() + "]";
+            case Step.Gemm g -> "gemm " + g.spec().m() + "x" + g.spec().n() + "x" + g.spec().k()
+                    + (g.spec().batch() > 1 ? " batch " + g.spec().batch() : "") + " " + g.spec().epilogue()
+                    + (g.c() != null ? " +C" : "");
+        };
+    }
+
     public double timeMs(Runnable work, int warm, int iters) {
         return EventTiming.medianMs(device, stream, work, warm, iters);
     }
