@@ -19,6 +19,7 @@ final class RopeRenderer {
     private final boolean vector;
     private final String ti;
     private final String to;
+    private final String xb; // the row's first element in x: "base" when x is contiguous like out
 
     RopeRenderer(RopeSpec spec, CudaTarget target) {
         this.spec = spec;
@@ -27,8 +28,10 @@ final class RopeRenderer {
         target.requireDtype(spec.outDtype(), spec.name());
         int w = target.vectorBytes() / Math.min(spec.inDtype().bytes(), spec.outDtype().bytes());
         int half = spec.headDim() / 2;
-        this.vector = spec.interleaved() ? spec.headDim() % w == 0 : half % w == 0;
+        this.vector = (spec.interleaved() ? spec.headDim() % w == 0 : half % w == 0)
+                && (spec.input() == null || spec.input().aligned(w));
         this.width = vector ? w : 1;
+        this.xb = spec.input() == null ? "base" : "xbase";
         this.ti = CudaPrelude.cType(spec.inDtype());
         this.to = CudaPrelude.cType(spec.outDtype());
     }
@@ -41,6 +44,9 @@ final class RopeRenderer {
         List<String> thetas = new ArrayList<>();
         for (int i = 0; i < d / 2; i++) {
             thetas.add(ElementwiseRenderer.floatLiteral(Math.pow(spec.base(), -2.0 * i / d)));
+        }
+        if (spec.input() != null) {
+            e.comment("x is a strided (b, h, s, d) view, read in place; out is contiguous");
         }
         e.comment("theta_i = base^(-2i/d), rounded once from float64");
         e.line("__device__ const float " + spec.name() + "_theta[" + d / 2 + "] = {");
@@ -75,6 +81,11 @@ final class RopeRenderer {
                 e.line("const int c = (int) (w - row * CH);");
                 e.line("const float pos = (float) (row % SEQ + OFFSET);");
                 e.line("const long long base = row * D;");
+                RopeSpec.InputLayout in = spec.input();
+                if (in != null) {
+                    e.linef("const long long xbase = (row / (%dLL * SEQ)) * %dLL + ((row / SEQ) %% %dLL) * %dLL + (row %% SEQ) * %dLL;",
+                            in.heads(), in.batchStride(), in.heads(), in.headStride(), in.seqStride());
+                }
                 if (!vector) {
                     emitGeneral(e);
                 } else if (spec.interleaved()) {
@@ -95,8 +106,8 @@ final class RopeRenderer {
 
     private void emitRotateHalf(CudaEmitter e) {
         e.line("float a[V], b[V], ya[V], yb[V];");
-        e.line("lt_load<" + ti + ", V>(x + base + c * V, a);");
-        e.line("lt_load<" + ti + ", V>(x + base + HALF + c * V, b);");
+        e.line("lt_load<" + ti + ", V>(x + " + xb + " + c * V, a);");
+        e.line("lt_load<" + ti + ", V>(x + " + xb + " + HALF + c * V, b);");
         e.unrolled("j", "V", () -> {
             e.line("float sn, cs;");
             e.line("sincosf(pos * theta[c * V + j], &sn, &cs);");
@@ -109,7 +120,7 @@ final class RopeRenderer {
 
     private void emitInterleaved(CudaEmitter e) {
         e.line("float a[V], y[V];");
-        e.line("lt_load<" + ti + ", V>(x + base + c * V, a);");
+        e.line("lt_load<" + ti + ", V>(x + " + xb + " + c * V, a);");
         e.unrolled("p", "V / 2", () -> {
             e.line("float sn, cs;");
             e.line("sincosf(pos * theta[c * (V / 2) + p], &sn, &cs);");
@@ -124,9 +135,15 @@ final class RopeRenderer {
         e.line(spec.interleaved()
                 ? "const long long i0 = base + 2 * c, i1 = i0 + 1;"
                 : "const long long i0 = base + c, i1 = i0 + HALF;");
+        if (spec.input() != null) {
+            e.line(spec.interleaved() ? "const long long x0 = xbase + 2 * c, x1 = x0 + 1;"
+                    : "const long long x0 = xbase + c, x1 = x0 + HALF;");
+        }
+        String x0 = spec.input() == null ? "i0" : "x0";
+        String x1 = spec.input() == null ? "i1" : "x1";
         e.line("float sn, cs;");
         e.line("sincosf(pos * theta[c], &sn, &cs);");
-        e.line("const float a = lt_f32(x[i0]), b = lt_f32(x[i1]);");
+        e.line("const float a = lt_f32(x[" + x0 + "]), b = lt_f32(x[" + x1 + "]);");
         e.line("out[i0] = lt_from<" + to + ">(a * cs - b * sn);");
         e.line("out[i1] = lt_from<" + to + ">(b * cs + a * sn);");
     }

@@ -20,9 +20,34 @@ import dev.lantern.ir.DType;
  * @param seq         sequence length (compile-time: positions are row % seq)
  * @param offset      position of the first token (a KV-cache offset)
  * @param interleaved pairs (2i, 2i+1) instead of (i, i + d/2)
+ * @param input       null: x is contiguous like out; else x is a strided (b, h, s, d) view
+ *                    read in place (out stays contiguous): no copy before the rope
  */
 public record RopeSpec(String name, long rows, long seq, int headDim, double base, long offset, boolean interleaved,
-                       DType inDtype, DType outDtype) implements KernelSpec {
+                       DType inDtype, DType outDtype, InputLayout input) implements KernelSpec {
+    /**
+     * Element strides of a strided (batch, heads, seq, head_dim) input with head_dim contiguous;
+     * row r of the rope is (r / (heads seq), (r / seq) % heads, r % seq).
+     */
+    public record InputLayout(long heads, long batchStride, long headStride, long seqStride) {
+        public InputLayout {
+            if (heads <= 0 || batchStride < 0 || headStride < 0 || seqStride < 0) {
+                throw new CodegenException("bad rope input layout " + heads + "/" + batchStride + "/" + headStride
+                        + "/" + seqStride);
+            }
+        }
+
+        /** Whether every row starts on a multiple of {@code elements} (for vector loads). */
+        boolean aligned(int elements) {
+            return batchStride % elements == 0 && headStride % elements == 0 && seqStride % elements == 0;
+        }
+    }
+
+    public RopeSpec(String name, long rows, long seq, int headDim, double base, long offset, boolean interleaved,
+                    DType inDtype, DType outDtype) {
+        this(name, rows, seq, headDim, base, offset, interleaved, inDtype, outDtype, null);
+    }
+
     public RopeSpec {
         KernelSpec.checkName(name);
         KernelSpec.checkPositive(rows, name + ": rows");

@@ -372,6 +372,15 @@ public final class CudaLowering {
 
     /** Rotate-half RoPE of {@code x} into {@code dst}, through a (b, h, s, d) copy in {@code staging} when x is strided. */
     private View ropedInto(View x, double base, Buf staging, View dst) {
+        long[] st = x.strides();
+        if (!x.contiguous() && x.shape().rank() == 4 && st[3] == 1) {
+            // a strided (b, h, s, d) view (q or k inside the fused QKV output): the rope reads it in place
+            Shape s = x.shape();
+            RopeSpec spec = new RopeSpec("lt_rope", s.numel() / s.dim(3), s.dim(2), (int) s.dim(3), base, 0, false,
+                    x.dtype(), dst.dtype(), new RopeSpec.InputLayout(s.dim(1), st[0], st[1], st[2]));
+            launch(spec, List.of(ptr(x.buf()), ptr(dst.buf()), new Step.I64(s.numel() / s.dim(3))));
+            return dst;
+        }
         View src = x;
         if (!x.contiguous()) {
             src = new View(staging, x.dtype(), x.shape(), x.shape().contiguousStrides());

@@ -35,7 +35,7 @@ final class KernelNames {
                     x.residual(), x.bias());
             case SoftmaxSpec x -> new SoftmaxSpec(n, x.rows(), x.cols(), x.scale(), x.causal(), x.seqQ(), x.inDtype(), x.outDtype());
             case RopeSpec x -> new RopeSpec(n, x.rows(), x.seq(), x.headDim(), x.base(), x.offset(), x.interleaved(), x.inDtype(),
-                    x.outDtype());
+                    x.outDtype(), x.input());
             case PermuteSpec x -> new PermuteSpec(n, x.inShape(), x.perm(), x.dtype());
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
                     x.scale(), x.dtype());

@@ -127,6 +127,25 @@ class KernelSpecTest {
     }
 
     @Test
+    void ropeReadsAStridedInputInPlace() {
+        // q inside a fused (b, s, 3, h, d) QKV output, viewed as (b, h, s, d): 2 x 32 heads x 16 tokens x 128
+        RopeSpec.InputLayout in = new RopeSpec.InputLayout(32, 16L * 3 * 4096, 128, 3 * 4096);
+        RopeSpec r = new RopeSpec("r", 2L * 32 * 16, 16, 128, 10000.0, 0, false, BF16, BF16, in);
+        CudaKernelSource src = r.render(H200);
+        assertEquals("vector", src.variant());
+        assertTrue(src.source().contains("const long long xbase = (row / (32LL * SEQ)) * 196608LL + ((row / SEQ) % 32LL) * 128LL"
+                + " + (row % SEQ) * 12288LL;"), src.source());
+        assertTrue(src.source().contains("x + xbase + HALF + c * V"));
+        // a stride that is not a whole vector takes the general path
+        RopeSpec odd = new RopeSpec("r", 2L * 32 * 16, 16, 128, 10000.0, 0, false, BF16, BF16,
+                new RopeSpec.InputLayout(32, 16L * 3 * 4100, 129, 3 * 4100));
+        assertEquals("general", odd.render(H200).variant());
+        assertTrue(odd.render(H200).source().contains("lt_f32(x[x0])"));
+        // contiguous: the text of the plain kernel
+        assertFalse(RopeSpec.rotateHalf("r", 64, 16, 128, 10000.0, BF16).render(H200).source().contains("xbase"));
+    }
+
+    @Test
     void attentionFastPathOnlyForItsHeadDims() {
         AttentionSpec a = AttentionSpec.of("a", 16, 32, 1024, 1024, 128, true, BF16);
         CudaKernelSource hopper = a.render(H200);
