@@ -31,6 +31,16 @@ public final class TensorMap {
         return new TensorMap(m);
     }
 
+    /** A map over 128 already-encoded bytes (tests: argument passing without a driver). */
+    static TensorMap ofBytes(byte[] encoded) {
+        if (encoded.length != BYTES) {
+            throw new IllegalArgumentException("a tensor map is " + BYTES + " bytes, got " + encoded.length);
+        }
+        MemorySegment m = Arena.ofAuto().allocate(BYTES, 64);
+        m.copyFrom(MemorySegment.ofArray(encoded));
+        return new TensorMap(m);
+    }
+
     /** The address of the 128 bytes (what cuLaunchKernel's parameter array points at). */
     long address() {
         return bytes.address();

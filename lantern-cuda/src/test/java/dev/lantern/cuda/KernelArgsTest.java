@@ -28,6 +28,28 @@ class KernelArgsTest {
     }
 
     @Test
+    void aTensorMapIsPassedByValueAndTheNextLaunchGetsItsSlotBack() {
+        byte[] bytes = new byte[TensorMap.BYTES];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) (i * 7 + 3);
+        }
+        TensorMap map = TensorMap.ofBytes(bytes);
+        long params = KernelArgs.marshal("k", new Object[] {42L, map, 7});
+        MemorySegment ptrs = MemorySegment.ofAddress(params).reinterpret(8 * 3);
+        long slot0 = ptrs.getAtIndex(ValueLayout.JAVA_LONG, 0);
+        assertEquals(map.address(), ptrs.getAtIndex(ValueLayout.JAVA_LONG, 1), "the pointer points at the map itself");
+        assertEquals(0, map.address() % 64, "tensor maps are 64-byte aligned");
+        byte[] seen = MemorySegment.ofAddress(map.address()).reinterpret(TensorMap.BYTES).toArray(ValueLayout.JAVA_BYTE);
+        assertTrue(java.util.Arrays.equals(bytes, seen));
+        assertEquals(slot0 + 16, ptrs.getAtIndex(ValueLayout.JAVA_LONG, 2));
+        // the same thread's next launch puts an ordinary value in position 1: its slot again
+        KernelArgs.marshal("k", new Object[] {1L, 2L});
+        assertEquals(slot0 + 8, ptrs.getAtIndex(ValueLayout.JAVA_LONG, 1));
+        assertEquals(2L, KernelArgs.slot(1));
+        assertThrows(IllegalArgumentException.class, () -> TensorMap.ofBytes(new byte[64]));
+    }
+
+    @Test
     void badArgumentsAreRejectedWithTheirPosition() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> KernelArgs.marshal("axpb", new Object[] {1L, "two"}));

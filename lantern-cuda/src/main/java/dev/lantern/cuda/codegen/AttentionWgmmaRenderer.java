@@ -33,11 +33,18 @@ final class AttentionWgmmaRenderer {
     private final AttentionSpec spec;
     private final CudaTarget.WgmmaTile tile;
     private final String t;
+    private final String mmaType;
+    private final String pack2;
+    private final String vec2;
 
     AttentionWgmmaRenderer(AttentionSpec spec, CudaTarget target) {
         this.spec = spec;
         this.tile = target.wgmmaAttention();
         this.t = CudaPrelude.cType(spec.dtype());
+        boolean bf16 = spec.dtype() == DType.BF16;
+        this.mmaType = bf16 ? "bf16" : "f16";
+        this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
+        this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
         if (spec.headDim() != 128) {
             throw new CodegenException(spec.name() + ": the wgmma attention kernel needs head_dim 128, got "
                     + spec.headDim());
@@ -61,21 +68,10 @@ final class AttentionWgmmaRenderer {
     private CudaKernelSource renderPlain() {
         CudaEmitter e = new CudaEmitter();
         int threads = 128;
-        CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim 128, Hopper path "
-                + "(wgmma, one warpgroup, key tile " + tile.keyTile() + ", " + tile.stages() + " K and V stage(s), "
-                + tile.minBlocks() + " CTA(s) per SM" + (tile.qInRegisters() ? ", Q in registers" : "") + ")");
-        String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
-        String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
-        String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
-        e.linef("constexpr int THREADS = 128, BR = 64, BC = %d, STAGES = %d;", tile.keyTile(), tile.stages());
-        e.line("constexpr int HALF = BC * 128;   // bytes of one 64-column half of a K or V tile");
-        e.line("constexpr int QBYTES = 64 * 256, TBYTES = BC * 256;  // Q; one K or V tile");
-        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
-        e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
-                ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
-        e.line("typedef " + t + " T;");
-        e.blank();
-        emitHelpers(e, mmaType, pack2, vec2);
+        emitHeader(e, "wgmma, one warpgroup, key tile " + tile.keyTile() + ", " + tile.stages() + " K and V stage(s), "
+                        + tile.minBlocks() + " CTA(s) per SM" + (tile.qInRegisters() ? ", Q in registers" : ""),
+                String.format("constexpr int THREADS = 128, BR = 64, BC = %d, STAGES = %d;", tile.keyTile(), tile.stages()),
+                "Q; one K or V tile");
         List<KernelParam> params = AttentionParams.of(t);
         boolean foldScale = spec.scale() > 0;
         boolean two = tile.stages() == 2;
@@ -217,23 +213,12 @@ final class AttentionWgmmaRenderer {
         if (tile.stages() < 2) {
             throw new CodegenException(spec.name() + ": the warp-specialised attention needs two or more stages");
         }
-        CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim 128, Hopper path "
-                + "(wgmma, " + nc + " consumer warpgroup(s) + a producer warp, key tile " + tile.keyTile() + ", "
-                + tile.stages() + " K and V stages" + (tile.qInRegisters() ? ", Q in registers" : "")
-                + (tile.tma() ? ", tensor-memory-access copies" : ", cp.async copies") + ")");
-        String mmaType = spec.dtype() == DType.BF16 ? "bf16" : "f16";
-        String pack2 = spec.dtype() == DType.BF16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
-        String vec2 = spec.dtype() == DType.BF16 ? "__nv_bfloat162" : "__half2";
-        e.linef("constexpr int NC = %d, THREADS = NC * 128 + %d, BR = 64 * NC, BC = %d, STAGES = %d;",
-                nc, producerThreads, tile.keyTile(), tile.stages());
-        e.line("constexpr int HALF = BC * 128;   // bytes of one 64-column half of a K or V tile");
-        e.line("constexpr int QBYTES = 64 * 256, TBYTES = BC * 256;  // one warpgroup's Q; one K or V tile");
-        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
-        e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
-                ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
-        e.line("typedef " + t + " T;");
-        e.blank();
-        emitHelpers(e, mmaType, pack2, vec2);
+        emitHeader(e, "wgmma, " + nc + " consumer warpgroup(s) + a producer warp, key tile " + tile.keyTile() + ", "
+                        + tile.stages() + " K and V stages" + (tile.qInRegisters() ? ", Q in registers" : "")
+                        + (tile.tma() ? ", tensor-memory-access copies" : ", cp.async copies"),
+                String.format("constexpr int NC = %d, THREADS = NC * 128 + %d, BR = 64 * NC, BC = %d, STAGES = %d;",
+                        nc, producerThreads, tile.keyTile(), tile.stages()),
+                "one warpgroup's Q; one K or V tile");
         e.line("__device__ __forceinline__ void lt_mbar_init(unsigned a, unsigned n) { asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(a), \"r\"(n) : \"memory\"); }");
         e.line("__device__ __forceinline__ void lt_mbar_arrive(unsigned a) { asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.shared::cta.b64 st, [%0];\\n}\\n\" :: \"r\"(a) : \"memory\"); }");
         e.block("__device__ __forceinline__ void lt_mbar_wait(unsigned a, unsigned parity)", () -> {
@@ -418,6 +403,20 @@ final class AttentionWgmmaRenderer {
         LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
         return new CudaKernelSource(spec.name(), e.text(), params, rule,
                 ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "wgmma");
+    }
+
+    /** The banner, the kernel's constants (after {@code shape}, its thread and tile line) and the helpers. */
+    private void emitHeader(CudaEmitter e, String variant, String shape, String qComment) {
+        CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim 128, Hopper path (" + variant + ")");
+        e.line(shape);
+        e.line("constexpr int HALF = BC * 128;   // bytes of one 64-column half of a K or V tile");
+        e.line("constexpr int QBYTES = 64 * 256, TBYTES = BC * 256;  // " + qComment);
+        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
+        e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
+                ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
+        e.line("typedef " + t + " T;");
+        e.blank();
+        emitHelpers(e, mmaType, pack2, vec2);
     }
 
     /** Issues S = Q K^T (8 k-steps of 16 dims; k-step kk at byte 32 (kk % 4) of half kk / 4) and commits it. */
