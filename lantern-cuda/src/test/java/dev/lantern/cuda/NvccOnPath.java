@@ -27,7 +27,7 @@ public final class NvccOnPath {
      * shorthand also runs a plain sm_90 pass that rejects wgmma on nvcc 13.0).
      */
     public static String archFlag(dev.lantern.cuda.codegen.CudaKernelSource src, dev.lantern.cuda.codegen.CudaTarget target) {
-        return src.archSpecific() ? "-gencode=arch=compute_" + target.arch().substring(3) + "a,code=" + target.arch() + "a"
-                : "-arch=" + target.arch();
+        String arch = src.arch(target);
+        return src.archSpecific() ? "-gencode=arch=compute_" + arch.substring(3) + ",code=" + arch : "-arch=" + arch;
     }
 }

@@ -284,16 +284,7 @@ final class AttentionMmaRenderer {
     }
 
     private void emitEpilogue(CudaEmitter e, String pack2, String vec2) {
-        e.unrolled("mt", "MT", () -> e.unrolled("h", "2", () -> {
-            e.line("float l = lrow[mt][h];");
-            e.line("l += __shfl_xor_sync(0xffffffffu, l, 1);");
-            e.line("l += __shfl_xor_sync(0xffffffffu, l, 2);");
-            e.line("const float inv = l > 0.f ? 1.f / l : 0.f;");
-            e.line("const int row = qrow + mt * 16 + h * 8;");
-            e.block("if (row < seq_q)", () -> e.unrolled("n", "D / 8", () -> {
-                e.line("*reinterpret_cast<" + vec2 + "*>(ob + row * o_ss + n * 8 + 2 * t4) = "
-                        + pack2 + "(oacc[mt][n][2 * h] * inv, oacc[mt][n][2 * h + 1] * inv);");
-            }));
-        }));
+        e.unrolled("mt", "MT", () -> e.unrolled("h", "2",
+                () -> AttentionParams.emitRowStore(e, "[mt]", "qrow + mt * 16 + h * 8", "D / 8", pack2, vec2)));
     }
 }

@@ -69,4 +69,21 @@ final class AttentionParams {
             e.line("return *reinterpret_cast<unsigned*>(&h);");
         });
     }
+
+    /**
+     * The quad sum of one row's softmax denominator and the store of O / l from the accumulators,
+     * for the thread's row {@code row} (inside the caller's loop over h): {@code sel} selects the
+     * row tile in lrow and oacc ("[mt]", or "" with one tile), {@code n8} is the number of
+     * 8-column accumulator groups.
+     */
+    static void emitRowStore(CudaEmitter e, String sel, String row, String n8, String pack2, String vec2) {
+        e.line("float l = lrow" + sel + "[h];");
+        e.line("l += __shfl_xor_sync(0xffffffffu, l, 1);");
+        e.line("l += __shfl_xor_sync(0xffffffffu, l, 2);");
+        e.line("const float inv = l > 0.f ? 1.f / l : 0.f;");
+        e.line("const int row = " + row + ";");
+        e.block("if (row < seq_q)", () -> e.unrolled("n", n8, () ->
+                e.line("*reinterpret_cast<" + vec2 + "*>(ob + row * o_ss + n * 8 + 2 * t4) = "
+                        + pack2 + "(oacc" + sel + "[n][2 * h] * inv, oacc" + sel + "[n][2 * h + 1] * inv);")));
+    }
 }

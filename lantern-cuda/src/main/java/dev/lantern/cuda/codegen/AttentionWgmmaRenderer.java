@@ -92,14 +92,7 @@ final class AttentionWgmmaRenderer {
             e.line("const int g = lane >> 2, t4 = lane & 3;");
             e.line("const int wq0 = q0;  // the warpgroup's first query row");
             e.line("const int qrow = q0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
-            e.line("float oacc[16][4];");
-            e.unrolled("n", "16", () -> e.line("oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.f;"));
-            e.line("float mrow[2] = {-LT_INF, -LT_INF}, lrow[2] = {0.f, 0.f};");
-            e.line("float s[BC / 8][4];");
-            e.line("unsigned pa[BC / 16][4];");
-            if (tile.qInRegisters()) {
-                e.line("unsigned qf[8][4];");
-            }
+            emitAccumulators(e);
             e.block("if (nk > 0)", () -> {
                 e.comment("prologue: Q and K_0, then V_0; S_0 and its softmax (O is still zero)");
                 e.line("lt_load_tile<64>(sQ, qb, q_ss, q0, seq_q, tid);");
@@ -113,13 +106,7 @@ final class AttentionWgmmaRenderer {
                 e.line("lt_cp_wait_one();  // Q and K_0");
                 e.line("lt_async_fence();");
                 e.line("__syncthreads();");
-                if (tile.qInRegisters()) {
-                    e.comment("Q as wgmma A fragments, kept for the whole loop: ldmatrix x4 of rows wi*16.., dims 16kk..");
-                    e.unrolled("kk", "8", () -> {
-                        e.line("const int r = wi * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), c = kk * 2 + (lane >> 4);");
-                        e.line("lt_ldsm_x4(sQ + (c >> 3) * 8192 + r * 128 + (((c & 7) ^ (r & 7)) << 4), qf[kk]);");
-                    });
-                }
+                emitQFragments(e);
                 emitScores(e, "LT_KBUF(0)");
                 e.line("lt_wgmma_wait<0>();");
                 e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
@@ -148,8 +135,7 @@ final class AttentionWgmmaRenderer {
                 }
                 emitScores(e, "LT_KBUF(kt)");
                 e.line("lt_wgmma_fence();");
-                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(LT_VBUF(kt - 1) + j * 2048), true);"));
-                e.line("lt_wgmma_commit();");
+                emitPvIssue(e, "kt - 1");
                 e.line("lt_wgmma_wait<1>();  // S_kt is ready; P V may still run");
                 e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
                 if (!two) {
@@ -160,11 +146,8 @@ final class AttentionWgmmaRenderer {
                 e.line("const int k0 = kt * BC;");
                 emitMaskAndSoftmax(e, foldScale);
                 e.line("lt_wgmma_wait<0>();  // O += P_kt-1 V_kt-1 is done");
-                e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
-                e.unrolled("n", "16", () -> {
-                    e.line("oacc[n][0] *= corr[0]; oacc[n][1] *= corr[0];");
-                    e.line("oacc[n][2] *= corr[1]; oacc[n][3] *= corr[1];");
-                });
+                emitOutputFence(e);
+                emitRescale(e);
                 if (!two) {
                     e.line("__syncthreads();  // every warp's P V is done: V's buffer is free");
                     e.line("lt_load_tile<BC>(LT_VBUF(kt), vb, v_ss, kt * BC, seq_k, tid);");
@@ -178,10 +161,9 @@ final class AttentionWgmmaRenderer {
                 e.line("lt_async_fence();");
                 e.line("__syncthreads();");
                 e.line("lt_wgmma_fence();");
-                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(LT_VBUF(nk - 1) + j * 2048), true);"));
-                e.line("lt_wgmma_commit();");
+                emitPvIssue(e, "nk - 1");
                 e.line("lt_wgmma_wait<0>();");
-                e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
+                emitOutputFence(e);
             });
             emitEpilogue(e, pack2, vec2);
             e.line("#undef LT_KBUF");
@@ -340,22 +322,10 @@ final class AttentionWgmmaRenderer {
             e.line("const int g = lane >> 2, t4 = lane & 3;");
             e.line("const int wq0 = q0 + 64 * wg;  // the warpgroup's first query row");
             e.line("const int qrow = wq0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
-            e.line("float oacc[16][4];");
-            e.unrolled("n", "16", () -> e.line("oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.f;"));
-            e.line("float mrow[2] = {-LT_INF, -LT_INF}, lrow[2] = {0.f, 0.f};");
-            e.line("float s[BC / 8][4];");
-            e.line("unsigned pa[BC / 16][4];");
-            if (tile.qInRegisters()) {
-                e.line("unsigned qf[8][4];");
-            }
+            emitAccumulators(e);
             e.line("lt_mbar_wait(LT_QFULL, 0);");
             e.block("if (nk > 0)", () -> {
-                if (tile.qInRegisters()) {
-                    e.unrolled("kk", "8", () -> {
-                        e.line("const int r = wi * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), c = kk * 2 + (lane >> 4);");
-                        e.line("lt_ldsm_x4(sQ + (c >> 3) * 8192 + r * 128 + (((c & 7) ^ (r & 7)) << 4), qf[kk]);");
-                    });
-                }
+                emitQFragments(e);
                 e.line("lt_mbar_wait(LT_KFULL(0), 0);");
                 emitScores(e, "LT_KBUF(0)");
                 e.line("lt_wgmma_wait<0>();");
@@ -369,29 +339,24 @@ final class AttentionWgmmaRenderer {
                 e.line("lt_mbar_wait(LT_KFULL(kt % STAGES), (kt / STAGES) & 1);");
                 emitScores(e, "LT_KBUF(kt)");
                 e.line("lt_mbar_wait(LT_VFULL((kt - 1) % STAGES), ((kt - 1) / STAGES) & 1);");
-                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(LT_VBUF(kt - 1) + j * 2048), true);"));
-                e.line("lt_wgmma_commit();");
+                emitPvIssue(e, "kt - 1");
                 e.line("lt_wgmma_wait<1>();  // S_kt is ready; P V may still run");
                 e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
                 e.line("lt_mbar_arrive(LT_KEMPTY(kt % STAGES));");
                 e.line("const int k0 = kt * BC;");
                 emitMaskAndSoftmax(e, foldScale);
                 e.line("lt_wgmma_wait<0>();  // O += P_kt-1 V_kt-1 is done");
-                e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
+                emitOutputFence(e);
                 e.line("lt_mbar_arrive(LT_VEMPTY((kt - 1) % STAGES));");
-                e.unrolled("n", "16", () -> {
-                    e.line("oacc[n][0] *= corr[0]; oacc[n][1] *= corr[0];");
-                    e.line("oacc[n][2] *= corr[1]; oacc[n][3] *= corr[1];");
-                });
+                emitRescale(e);
                 emitPack(e);
             });
             e.block("if (nk > 0)", () -> {
                 e.line("lt_mbar_wait(LT_VFULL((nk - 1) % STAGES), ((nk - 1) / STAGES) & 1);");
                 e.line("lt_wgmma_fence();");
-                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(LT_VBUF(nk - 1) + j * 2048), true);"));
-                e.line("lt_wgmma_commit();");
+                emitPvIssue(e, "nk - 1");
                 e.line("lt_wgmma_wait<0>();");
-                e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
+                emitOutputFence(e);
             });
             emitEpilogue(e, pack2, vec2);
             for (String m : List.of("LT_QFULL", "LT_KFULL", "LT_VFULL", "LT_KEMPTY", "LT_VEMPTY", "LT_KBUF", "LT_VBUF")) {
@@ -417,6 +382,48 @@ final class AttentionWgmmaRenderer {
         e.line("typedef " + t + " T;");
         e.blank();
         emitHelpers(e, mmaType, pack2, vec2);
+    }
+
+    /** The accumulators and softmax state of one warpgroup (and Q's fragments when they stay in registers). */
+    private void emitAccumulators(CudaEmitter e) {
+        e.line("float oacc[16][4];");
+        e.unrolled("n", "16", () -> e.line("oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.f;"));
+        e.line("float mrow[2] = {-LT_INF, -LT_INF}, lrow[2] = {0.f, 0.f};");
+        e.line("float s[BC / 8][4];");
+        e.line("unsigned pa[BC / 16][4];");
+        if (tile.qInRegisters()) {
+            e.line("unsigned qf[8][4];");
+        }
+    }
+
+    /** With Q in registers: its A fragments, read once from shared memory. */
+    private void emitQFragments(CudaEmitter e) {
+        if (!tile.qInRegisters()) {
+            return;
+        }
+        e.comment("Q as wgmma A fragments, kept for the whole loop: ldmatrix x4 of rows wi*16.., dims 16kk..");
+        e.unrolled("kk", "8", () -> {
+            e.line("const int r = wi * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), c = kk * 2 + (lane >> 4);");
+            e.line("lt_ldsm_x4(sQ + (c >> 3) * 8192 + r * 128 + (((c & 7) ^ (r & 7)) << 4), qf[kk]);");
+        });
+    }
+
+    /** Issues O += P V of key tile {@code tile} (BC / 16 k-steps of 16 keys, 2048 bytes of V each) and commits it. */
+    private static void emitPvIssue(CudaEmitter e, String tile) {
+        e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(oacc, pa[j], LT_VDESC(LT_VBUF(" + tile + ") + j * 2048), true);"));
+        e.line("lt_wgmma_commit();");
+    }
+
+    private static void emitOutputFence(CudaEmitter e) {
+        e.unrolled("n", "16", () -> e.line("lt_reg_fence(oacc[n]);"));
+    }
+
+    /** O *= exp(m_old - m_new), row by row. */
+    private static void emitRescale(CudaEmitter e) {
+        e.unrolled("n", "16", () -> {
+            e.line("oacc[n][0] *= corr[0]; oacc[n][1] *= corr[0];");
+            e.line("oacc[n][2] *= corr[1]; oacc[n][3] *= corr[1];");
+        });
     }
 
     /** Issues S = Q K^T (8 k-steps of 16 dims; k-step kk at byte 32 (kk % 4) of half kk / 4) and commits it. */
@@ -561,15 +568,6 @@ final class AttentionWgmmaRenderer {
     }
 
     private void emitEpilogue(CudaEmitter e, String pack2, String vec2) {
-        e.unrolled("h", "2", () -> {
-            e.line("float l = lrow[h];");
-            e.line("l += __shfl_xor_sync(0xffffffffu, l, 1);");
-            e.line("l += __shfl_xor_sync(0xffffffffu, l, 2);");
-            e.line("const float inv = l > 0.f ? 1.f / l : 0.f;");
-            e.line("const int row = qrow + h * 8;");
-            e.block("if (row < seq_q)", () -> e.unrolled("n", "16", () ->
-                    e.line("*reinterpret_cast<" + vec2 + "*>(ob + row * o_ss + n * 8 + 2 * t4) = "
-                            + pack2 + "(oacc[n][2 * h] * inv, oacc[n][2 * h + 1] * inv);")));
-        });
+        e.unrolled("h", "2", () -> AttentionParams.emitRowStore(e, "", "qrow + h * 8", "16", pack2, vec2));
     }
 }

@@ -71,9 +71,4 @@ public record CudaKernelSource(String entry, String source, List<KernelParam> pa
     public static List<String> nvrtcOptions(CudaTarget target) {
         return List.of("--gpu-architecture=" + target.arch(), "--std=c++17", "-default-device");
     }
-
-    /** {@link #nvrtcOptions(CudaTarget)} with this kernel's own architecture (sm_90a for wgmma). */
-    public List<String> nvrtcOptionsFor(CudaTarget target) {
-        return List.of("--gpu-architecture=" + arch(target), "--std=c++17", "-default-device");
-    }
 }

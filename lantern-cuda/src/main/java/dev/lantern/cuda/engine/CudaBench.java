@@ -382,7 +382,7 @@ public final class CudaBench {
                     long shd = s * d;
                     Object[] args = {q.address(), k.address(), v.address(), o.address(), (int) h, (int) s, (int) s,
                             sb, shd, (long) d, sb, shd, (long) d, sb, shd, (long) d, sb, shd, (long) d};
-                    Object[] all = TensorMaps.append(src, args, device.driver(), DType.BF16);
+                    Object[] all = TensorMaps.append(src, args, device.driver());
                     double ms = time(st, () -> kk.launch(st, new int[]{Math.toIntExact(c.gridX()), c.gridY(), c.gridZ()},
                             new int[]{c.blockX(), c.blockY(), c.blockZ()}, c.dynamicSharedBytes(), all), 5, 30);
                     if (ms < best) {

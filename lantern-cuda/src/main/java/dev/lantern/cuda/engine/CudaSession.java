@@ -446,17 +446,12 @@ public final class CudaSession implements AutoCloseable {
                 case Step.F32 v -> v.v();
             };
         }
-        Object[] all = TensorMaps.append(src, a, device.driver(), attentionDtype(src));
+        Object[] all = TensorMaps.append(src, a, device.driver());
         LaunchConfig c = src.launch();
         int[] grid = {Math.toIntExact(c.gridX()), c.gridY(), c.gridZ()};
         int[] block = {c.blockX(), c.blockY(), c.blockZ()};
         int shared = c.dynamicSharedBytes();
         return () -> k.launch(stream, grid, block, shared, all);
-    }
-
-    /** The element type of a kernel's tensor maps: its first pointer parameter's C type. */
-    private static dev.lantern.ir.DType attentionDtype(CudaKernelSource src) {
-        return src.params().getFirst().cType().contains("bfloat16") ? dev.lantern.ir.DType.BF16 : dev.lantern.ir.DType.F16;
     }
 
     private long address(Buf b) {

@@ -5,7 +5,6 @@ import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.KernelParam;
 import dev.lantern.cuda.ffi.CudaDriver;
-import dev.lantern.ir.DType;
 
 import java.util.List;
 
@@ -32,12 +31,13 @@ final class TensorMaps {
     }
 
     /** {@code args} (resolved: addresses as Long) followed by the maps {@code src} declares. */
-    static Object[] append(CudaKernelSource src, Object[] args, CudaDriver driver, DType dtype) {
+    static Object[] append(CudaKernelSource src, Object[] args, CudaDriver driver) {
         int maps = count(src);
         if (maps == 0) {
             return args;
         }
         List<KernelParam> params = src.params();
+        boolean bf16 = params.getFirst().cType().contains("bfloat16"); // q's element type: bf16 or f16
         Object[] all = java.util.Arrays.copyOf(args, args.length + maps);
         int heads = (Integer) args[4];
         long batch = src.problem().get(0) / heads;
@@ -52,7 +52,7 @@ final class TensorMaps {
             int rows = Integer.parseInt(name[2]);
             long seq = (Integer) args[which == 0 ? 5 : 6];
             int s0 = 7 + 3 * which;
-            all[i] = TensorMap.rows(driver, dtype == DType.BF16, (Long) args[which], batch, heads, seq, 128,
+            all[i] = TensorMap.rows(driver, bf16, (Long) args[which], batch, heads, seq, 128,
                     (Long) args[s0], (Long) args[s0 + 1], (Long) args[s0 + 2], rows);
         }
         return all;
