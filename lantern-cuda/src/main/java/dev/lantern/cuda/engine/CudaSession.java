@@ -3,6 +3,7 @@ package dev.lantern.cuda.engine;
 import dev.lantern.cuda.CublasLtGemm;
 import dev.lantern.cuda.CublasLtHandle;
 import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.CudaEvent;
 import dev.lantern.cuda.CudaModule;
 import dev.lantern.cuda.CudaSegmentSource;
 import dev.lantern.cuda.CudaStorage;
@@ -366,7 +367,6 @@ public final class CudaSession implements AutoCloseable {
         return CudaStorage.view(device, address, bytes, () -> { });
     }
 
-    /** Median milliseconds (CUDA events) of {@code iters} runs of {@code work} after {@code warm} runs. */
     /** One step of the compiled forward and its device time. */
     public record StepTime(String op, double ms) {}
 
@@ -387,6 +387,60 @@ public final class CudaSession implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Where the compiled forward's time goes, measured inside whole forwards: a timing event
+     * before every step and one after the last, {@code iters} forwards after {@code warm}; each
+     * step's median. Unlike {@link #profile}, every step sees the power, clock and cache state it
+     * has in a real forward, and the steps add up to (about) the forward's time.
+     */
+    public List<StepTime> profileInForward(int warm, int iters) {
+        if (options.mode() != Mode.COMPILED) {
+            throw new IllegalStateException("profile needs a compiled session");
+        }
+        List<Step> steps = lowered.steps();
+        int n = steps.size();
+        for (int i = 0; i < warm; i++) {
+            forward();
+        }
+        stream.synchronize();
+        double[][] t = new double[n][iters];
+        List<CudaEvent> events = new ArrayList<>();
+        try {
+            for (int i = 0; i <= n; i++) {
+                events.add(device.newEvent(true));
+            }
+            for (int it = 0; it < iters; it++) {
+                for (int i = 0; i < n; i++) {
+                    stream.record(events.get(i));
+                    bound.get(i).run();
+                }
+                stream.record(events.get(n));
+                events.get(n).synchronize();
+                for (int i = 0; i < n; i++) {
+                    t[i][it] = events.get(i + 1).elapsedMillisSince(events.get(i));
+                }
+            }
+        } finally {
+            events.forEach(CudaEvent::close);
+        }
+        List<StepTime> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            java.util.Arrays.sort(t[i]);
+            out.add(new StepTime(describe(steps.get(i)), t[i][iters / 2]));
+        }
+        return out;
+    }
+
+    /** Sets one GEMM's cuBLASLt candidate and rebinds the forward (the in-forward tuner, probes). */
+    void chooseGemm(GemmSpec spec, int candidate) {
+        gemmChoice.put(spec, candidate);
+        bound = bindAll();
+    }
+
+    CublasLtGemm gemm(GemmSpec spec) {
+        return gemms.get(spec);
+    }
+
     private static String describe(Step s) {
         return switch (s) {
             case Step.Launch l -> l.source().entry() + " [" + l.source().variant() + "]";
@@ -398,6 +452,11 @@ public final class CudaSession implements AutoCloseable {
 
     public double timeMs(Runnable work, int warm, int iters) {
         return EventTiming.medianMs(device, stream, work, warm, iters);
+    }
+
+    /** Median ms of {@code work} under sustained load ({@link EventTiming#sustainedMedianMs}). */
+    public double sustainedMs(Runnable work, double warmMs, int iters) {
+        return EventTiming.sustainedMedianMs(device, stream, work, warmMs, iters);
     }
 
     // ------------------------------------------------------------------ binding

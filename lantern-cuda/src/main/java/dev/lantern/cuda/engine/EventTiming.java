@@ -32,4 +32,43 @@ final class EventTiming {
         Arrays.sort(t);
         return t[iters / 2];
     }
+
+    /**
+     * The median milliseconds of {@code iters} back-to-back runs of {@code work}, after enough
+     * untimed runs to keep the GPU busy for {@code warmMs}: the steady state of sustained load.
+     * An H200 running big GEMMs reaches its power limit (700 W) within ~100 ms and lowers its
+     * clock from 1980 to ~1450 MHz; a short burst after idle times the work at the higher clock.
+     * Events between runs are recorded without host synchronisation, so the GPU never idles.
+     */
+    static double sustainedMedianMs(CudaDevice device, CudaStream stream, Runnable work, double warmMs, int iters) {
+        double one = medianMs(device, stream, work, 1, 1);
+        long warm = Math.max(1, Math.round(warmMs / Math.max(one, 1e-3)));
+        for (long i = 0; i < warm; i++) {
+            work.run();
+        }
+        double[] t = new double[iters];
+        CudaEvent[] e = new CudaEvent[iters + 1];
+        try {
+            for (int i = 0; i <= iters; i++) {
+                e[i] = device.newEvent(true);
+            }
+            stream.record(e[0]);
+            for (int i = 0; i < iters; i++) {
+                work.run();
+                stream.record(e[i + 1]);
+            }
+            e[iters].synchronize();
+            for (int i = 0; i < iters; i++) {
+                t[i] = e[i + 1].elapsedMillisSince(e[i]);
+            }
+        } finally {
+            for (CudaEvent x : e) {
+                if (x != null) {
+                    x.close();
+                }
+            }
+        }
+        Arrays.sort(t);
+        return t[iters / 2];
+    }
 }

@@ -110,4 +110,25 @@ class CudaSessionGpuTest {
         assertTrue(r.graphHitPct() >= 70, "graph hit " + r.graphHitPct());
         assertTrue(r.compiledMs() > 0 && r.eagerMs() > 0 && r.graphMs() > 0);
     }
+
+    @Test
+    void stepProfilesAddUpToTheForward() {
+        Model model = TransformerBlock.build(new BlockConfig("prof", 4, 256, 1024, 8, 4096, true), DType.BF16);
+        try (CudaSession s = CudaSession.open(Gpu.device(), model.graph(), null, CudaSession.Options.compiled())) {
+            s.fillInputs(11);
+            double forward = s.timeMs(s::forward, 5, 21);
+            double sustained = s.sustainedMs(s::forward, 50, 21);
+            var in = s.profileInForward(3, 21);
+            var alone = s.profile(3, 21);
+            assertEquals(s.lowered().steps().size(), in.size());
+            assertEquals(in.size(), alone.size());
+            double sum = in.stream().mapToDouble(CudaSession.StepTime::ms).sum();
+            System.out.printf("[gpu] profile: forward %.4f ms, sustained %.4f, steps in forward %.4f, alone %.4f%n", forward,
+                    sustained, sum, alone.stream().mapToDouble(CudaSession.StepTime::ms).sum());
+            assertTrue(in.stream().allMatch(t -> t.ms() > 0), "every step takes time");
+            // events between the steps add little: the steps sum to the forward within 25 %
+            assertTrue(sum > 0.75 * forward && sum < 1.25 * forward, "steps " + sum + " vs forward " + forward);
+            assertTrue(sustained > 0.5 * forward && sustained < 1.5 * forward, "sustained " + sustained + " vs " + forward);
+        }
+    }
 }

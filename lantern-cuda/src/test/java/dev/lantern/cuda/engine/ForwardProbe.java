@@ -1,0 +1,106 @@
+package dev.lantern.cuda.engine;
+
+import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.GemmSpec;
+import dev.lantern.frontend.nn.BlockConfig;
+import dev.lantern.frontend.nn.TransformerBlock;
+import dev.lantern.ir.DType;
+import dev.lantern.runtime.GraphPolicy;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A GPU-machine probe (not a test): for a big block, each GEMM's cuBLASLt candidates timed in a
+ * short burst (how the autotuner times them) and under sustained load (the power-limited state
+ * the forward runs in), then the forward with each choice and the eager forward, interleaved.
+ * Usage: {@code ForwardProbe decoder [encoder ...]}.
+ */
+public final class ForwardProbe {
+    private ForwardProbe() {}
+
+    public static void main(String[] args) {
+        try (CudaDevice device = CudaDevice.open(0)) {
+            for (String name : args) {
+                probe(device, BlockConfig.named(name));
+            }
+        }
+    }
+
+    private static void probe(CudaDevice device, BlockConfig cfg) {
+        var model = TransformerBlock.build(cfg, DType.BF16);
+        try (CudaSession s = CudaSession.open(device, model.graph(), null,
+                CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF).withAutotune(TuneCache.none()));
+             CudaSession e = CudaSession.open(device, model.graph(), null, CudaSession.Options.eager())) {
+            s.fillInputs(7);
+            e.fillInputs(7);
+            s.autotune();
+            Map<GemmSpec, Integer> burst = new HashMap<>(s.gemmChoices());
+            Map<GemmSpec, Step.Gemm> first = new LinkedHashMap<>();
+            for (Step st : s.lowered().steps()) {
+                if (st instanceof Step.Gemm g) {
+                    first.putIfAbsent(g.spec(), g);
+                }
+            }
+            Map<GemmSpec, Integer> sustained = new HashMap<>(burst);
+            for (var en : first.entrySet()) {
+                GemmSpec spec = en.getKey();
+                int n = Math.max(1, Math.min(16, s.gemm(spec).candidates().size()));
+                List<String> row = new ArrayList<>();
+                int best = -1;
+                double bestMs = Double.MAX_VALUE;
+                for (int c = 0; c < n; c++) {
+                    s.chooseGemm(spec, c);
+                    Runnable g = s.bind(en.getValue());
+                    try {
+                        double b = s.timeMs(g, 2, 5);
+                        double su = s.sustainedMs(g, 200, 40);
+                        row.add(String.format(Locale.ROOT, "%d:%.3f/%.3f", c, b, su));
+                        if (su < bestMs) {
+                            bestMs = su;
+                            best = c;
+                        }
+                    } catch (RuntimeException ex) {
+                        row.add(c + ":fail");
+                    }
+                }
+                sustained.put(spec, best);
+                s.chooseGemm(spec, burst.getOrDefault(spec, 0));
+                System.out.printf(Locale.ROOT, "%s gemm %dx%dx%d %s: burst pick %d, sustained pick %d%n   burst/sustained ms %s%n",
+                        cfg.name(), spec.m(), spec.n(), spec.k(), spec.epilogue(), burst.getOrDefault(spec, 0), best,
+                        String.join(" ", row));
+            }
+            int rounds = 5;
+            double[] a = new double[rounds];
+            double[] b = new double[rounds];
+            double[] ea = new double[rounds];
+            double[] a2 = new double[rounds];
+            double[] b2 = new double[rounds];
+            for (int r = 0; r < rounds; r++) {
+                burst.forEach(s::chooseGemm);
+                a[r] = s.sustainedMs(s::forward, 300, 30);
+                a2[r] = s.timeMs(s::forward, 10, 30);
+                sustained.forEach(s::chooseGemm);
+                b[r] = s.sustainedMs(s::forward, 300, 30);
+                b2[r] = s.timeMs(s::forward, 10, 30);
+                ea[r] = e.timeMs(e::forward, 3, 30);
+                System.out.printf(Locale.ROOT, "%s round %d: burst-tuned %.4f (bench-style %.4f), sustained-tuned %.4f (bench-style %.4f), eager %.4f%n",
+                        cfg.name(), r, a[r], a2[r], b[r], b2[r], ea[r]);
+            }
+            Arrays.sort(a);
+            Arrays.sort(b);
+            Arrays.sort(ea);
+            Arrays.sort(a2);
+            Arrays.sort(b2);
+            System.out.printf(Locale.ROOT, "%s medians: burst-tuned %.4f / %.4f, sustained-tuned %.4f / %.4f, eager %.4f; eager/compiled %.3f%n",
+                    cfg.name(), a[2], a2[2], b[2], b2[2], ea[2], ea[2] / b2[2]);
+            for (CudaSession.StepTime t : s.profileInForward(3, 30)) {
+                System.out.printf(Locale.ROOT, "  %8.4f in forward  %s%n", t.ms(), t.op());
+            }
+        }
+    }
+}
