@@ -197,7 +197,8 @@ final class AttentionWgmmaRenderer {
         }
         emitHeader(e, "wgmma, " + nc + " consumer warpgroup(s) + a producer warp, key tile " + tile.keyTile() + ", "
                         + tile.stages() + " K and V stages" + (tile.qInRegisters() ? ", Q in registers" : "")
-                        + (tile.tma() ? ", tensor-memory-access copies" : ", cp.async copies"),
+                        + (tile.tma() ? ", tensor-memory-access copies" : ", cp.async copies")
+                        + (tile.pingPong() ? ", ping-pong GEMM issue" : ""),
                 String.format("constexpr int NC = %d, THREADS = NC * 128 + %d, BR = 64 * NC, BC = %d, STAGES = %d;",
                         nc, producerThreads, tile.keyTile(), tile.stages()),
                 "one warpgroup's Q; one K or V tile");
@@ -209,6 +210,13 @@ final class AttentionWgmmaRenderer {
             e.line("do { asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\nselp.u32 %0, 1, 0, p;\\n}\\n\" "
                     + ": \"=r\"(done) : \"r\"(a), \"r\"(parity) : \"memory\"); } while (!done);");
         });
+        boolean pingPong = tile.pingPong();
+        if (pingPong) {
+            e.comment("named barriers 1 and 2 (256 threads: both consumer warpgroups) pass the GEMM-issue turn");
+            e.comment("(immediate ids: a register id makes ptxas reserve all 16 barriers)");
+            e.line("template <int ID> __device__ __forceinline__ void lt_bar_sync() { asm volatile(\"bar.sync %0, 256;\\n\" :: \"n\"(ID) : \"memory\"); }");
+            e.line("template <int ID> __device__ __forceinline__ void lt_bar_arrive() { asm volatile(\"bar.arrive %0, 256;\\n\" :: \"n\"(ID) : \"memory\"); }");
+        }
         boolean tma = tile.tma();
         if (tma) {
             e.comment("a CUDA tensor map (CUtensorMap), built on the host by cuTensorMapEncodeTiled, passed by value");
@@ -323,11 +331,19 @@ final class AttentionWgmmaRenderer {
             e.line("const int wq0 = q0 + 64 * wg;  // the warpgroup's first query row");
             e.line("const int qrow = wq0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
             emitAccumulators(e);
+            if (pingPong) {
+                e.comment("ping-pong: a warpgroup issues its GEMMs only in its turn (bar.sync on barrier 1 + wg), then");
+                e.comment("hands the turn over (bar.arrive on the other's); warpgroup 0 starts. Each issues nk + 1 times;");
+                e.comment("warpgroup 1 skips its last hand-over, so every barrier gets as many arrivals as waits.");
+                e.line("if (wg == 1 && nk > 0) lt_bar_arrive<1>();");
+            }
             e.line("lt_mbar_wait(LT_QFULL, 0);");
             e.block("if (nk > 0)", () -> {
                 emitQFragments(e);
                 e.line("lt_mbar_wait(LT_KFULL(0), 0);");
+                turnBegin(e);
                 emitScores(e, "LT_KBUF(0)");
+                turnEnd(e, false);
                 e.line("lt_wgmma_wait<0>();");
                 e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
                 e.line("lt_mbar_arrive(LT_KEMPTY(0));");
@@ -337,9 +353,11 @@ final class AttentionWgmmaRenderer {
             });
             e.block("for (int kt = 1; kt < nk; ++kt)", () -> {
                 e.line("lt_mbar_wait(LT_KFULL(kt % STAGES), (kt / STAGES) & 1);");
+                turnBegin(e);
                 emitScores(e, "LT_KBUF(kt)");
                 e.line("lt_mbar_wait(LT_VFULL((kt - 1) % STAGES), ((kt - 1) / STAGES) & 1);");
                 emitPvIssue(e, "kt - 1");
+                turnEnd(e, false);
                 e.line("lt_wgmma_wait<1>();  // S_kt is ready; P V may still run");
                 e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
                 e.line("lt_mbar_arrive(LT_KEMPTY(kt % STAGES));");
@@ -353,8 +371,10 @@ final class AttentionWgmmaRenderer {
             });
             e.block("if (nk > 0)", () -> {
                 e.line("lt_mbar_wait(LT_VFULL((nk - 1) % STAGES), ((nk - 1) / STAGES) & 1);");
+                turnBegin(e);
                 e.line("lt_wgmma_fence();");
                 emitPvIssue(e, "nk - 1");
+                turnEnd(e, true);
                 e.line("lt_wgmma_wait<0>();");
                 emitOutputFence(e);
             });
@@ -368,6 +388,20 @@ final class AttentionWgmmaRenderer {
         LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
         return new CudaKernelSource(spec.name(), e.text(), params, rule,
                 ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "wgmma");
+    }
+
+    /** Ping-pong: wait for this warpgroup's turn to issue GEMMs. */
+    private void turnBegin(CudaEmitter e) {
+        if (tile.pingPong()) {
+            e.line("if (wg == 0) lt_bar_sync<1>(); else lt_bar_sync<2>();");
+        }
+    }
+
+    /** Ping-pong: hand the turn to the other warpgroup (warpgroup 1 not after its last issue). */
+    private void turnEnd(CudaEmitter e, boolean last) {
+        if (tile.pingPong()) {
+            e.line(last ? "if (wg == 0) lt_bar_arrive<2>();" : "if (wg == 0) lt_bar_arrive<2>(); else lt_bar_arrive<1>();");
+        }
     }
 
     /** The banner, the kernel's constants (after {@code shape}, its thread and tile line) and the helpers. */

@@ -76,27 +76,43 @@ public record CudaTarget(
      * {@code tma}: the producer copies with the tensor memory accelerator (one thread, tensor
      * maps passed as kernel arguments) instead of cp.async.
      */
-    public record WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma) {
+    /**
+     * A tile of the Hopper (wgmma) attention kernel.
+     *
+     * @param consumers 0: every thread loads and computes; 1 or 2: consumer warpgroups beside a
+     *                  producer (warp-specialised)
+     * @param tma       the producer copies with the tensor-memory accelerator (needs consumers)
+     * @param pingPong  two consumers take turns issuing their GEMMs (named barriers), so one's
+     *                  softmax runs while the other's GEMMs occupy the tensor cores (FlashAttention-3's
+     *                  inter-warpgroup overlap; needs 2 consumers)
+     */
+    public record WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma,
+                            boolean pingPong) {
         public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters) {
-            this(keyTile, stages, minBlocks, qInRegisters, 0, false);
+            this(keyTile, stages, minBlocks, qInRegisters, 0, false, false);
         }
 
         public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers) {
-            this(keyTile, stages, minBlocks, qInRegisters, consumers, false);
+            this(keyTile, stages, minBlocks, qInRegisters, consumers, false, false);
+        }
+
+        public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma) {
+            this(keyTile, stages, minBlocks, qInRegisters, consumers, tma, false);
         }
 
         public WgmmaTile {
             if ((keyTile != 64 && keyTile != 128) || stages < 1 || stages > 3 || minBlocks < 1 || minBlocks > 3
-                    || consumers < 0 || consumers > 2 || (consumers > 0 && stages < 2) || (tma && consumers == 0)) {
+                    || consumers < 0 || consumers > 2 || (consumers > 0 && stages < 2) || (tma && consumers == 0)
+                    || (pingPong && consumers != 2)) {
                 throw new IllegalArgumentException("bad wgmma attention tile " + keyTile + "/" + stages + "/" + minBlocks
-                        + "/" + consumers);
+                        + "/" + consumers + (pingPong ? "/ping-pong" : ""));
             }
         }
 
-        /** A short name for dumps and sweeps: {@code gk64s2b1}, {@code gk64s1b1q}. */
+        /** A short name for dumps and sweeps: {@code gk64s2b1}, {@code gk64s1b1q}, {@code gk128s2b1c2tp}. */
         public String tag() {
             return "gk" + keyTile + "s" + stages + "b" + minBlocks + (qInRegisters ? "q" : "")
-                    + (consumers > 0 ? "c" + consumers : "") + (tma ? "t" : "");
+                    + (consumers > 0 ? "c" + consumers : "") + (tma ? "t" : "") + (pingPong ? "p" : "");
         }
     }
 
