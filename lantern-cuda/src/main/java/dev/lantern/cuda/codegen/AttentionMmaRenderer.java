@@ -41,6 +41,11 @@ final class AttentionMmaRenderer {
             throw new CodegenException(spec.name() + ": attention tile " + tile + " does not divide head_dim "
                     + spec.headDim());
         }
+        if (tile.rowTiles() * spec.headDim() > 128) {
+            // O alone takes rowTiles * headDim / 2 registers per thread: past 64 the kernel spills (ptxas: 255 + stack)
+            throw new CodegenException(spec.name() + ": attention tile " + tile.tag() + " holds " + tile.rowTiles()
+                    + " row tiles of head_dim " + spec.headDim() + " in registers; more than 255 per thread");
+        }
         int smem = sharedBytes();
         if (smem > target.sharedBytesPerBlock()) {
             throw new CodegenException(spec.name() + ": attention needs " + smem + " bytes of shared memory, "

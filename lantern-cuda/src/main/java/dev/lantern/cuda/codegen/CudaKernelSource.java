@@ -66,9 +66,4 @@ public record CudaKernelSource(String entry, String source, List<KernelParam> pa
             throw new IllegalStateException("SHA-256 is required by every JDK", e);
         }
     }
-
-    /** NVRTC options that match the nvcc build the tests check ({@code -O3}, no line info). */
-    public static List<String> nvrtcOptions(CudaTarget target) {
-        return List.of("--gpu-architecture=" + target.arch(), "--std=c++17", "-default-device");
-    }
 }

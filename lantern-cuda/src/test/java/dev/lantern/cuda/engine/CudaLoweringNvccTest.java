@@ -67,17 +67,71 @@ class CudaLoweringNvccTest {
         System.out.println("[nvcc] " + unique.size() + " distinct lowered kernels compile for " + CudaTarget.H200.arch());
     }
 
+    /**
+     * Every attention variant the autotuner may pick for the decoder's and encoder's attention
+     * (wgmma tiles for sm_90a, mma.sync tiles for sm_90) compiles without register spills: a
+     * variant is only ever built on the GPU when it is timed, so this is where a broken one shows.
+     */
+    @Test
+    void everyAutotunerAttentionVariantCompilesWithoutSpills() throws Exception {
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
+        Map<String, CudaKernelSource> unique = new TreeMap<>();
+        List<String> refused = new ArrayList<>();
+        for (String block : List.of("decoder", "encoder")) {
+            for (Step s : CudaLoweringTest.lower(BlockConfig.named(block), true).steps()) {
+                if (s instanceof Step.Launch l && l.spec() instanceof dev.lantern.cuda.codegen.AttentionSpec a) {
+                    for (var v : Autotuner.attentionVariants(CudaTarget.H200).entrySet()) {
+                        try {
+                            CudaKernelSource src = KernelNames.render(a, v.getValue());
+                            unique.put(src.entry() + "_" + v.getKey(), src);
+                        } catch (dev.lantern.cuda.codegen.CodegenException e) {
+                            refused.add(v.getKey()); // a tile the renderer refuses for this shape is never timed
+                        }
+                    }
+                }
+            }
+        }
+        assertTrue(unique.size() >= 2 * 10, "variants: " + unique.keySet());
+        assertTrue(refused.size() <= 2, "refused: " + refused);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<String>> results = new ArrayList<>();
+            for (var en : unique.entrySet()) {
+                results.add(pool.submit(() -> compile(en.getKey(), en.getValue(), true)));
+            }
+            for (Future<String> f : results) {
+                assertEquals("", f.get(120, TimeUnit.SECONDS));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        System.out.println("[nvcc] " + unique.size() + " autotuner attention variants compile without spills; refused: " + refused);
+    }
+
     private String compile(CudaKernelSource src) throws Exception {
-        Path cu = tmp.resolve(src.entry() + ".cu");
+        return compile(src.entry(), src, false);
+    }
+
+    private String compile(String name, CudaKernelSource src, boolean noSpills) throws Exception {
+        Path cu = tmp.resolve(name + ".cu");
         Files.writeString(cu, src.source());
-        List<String> cmd = List.of("nvcc", dev.lantern.cuda.NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3", "-std=c++17",
-                "-o", tmp.resolve(src.entry() + ".cubin").toString(), cu.toString());
+        List<String> cmd = new ArrayList<>(List.of("nvcc", dev.lantern.cuda.NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3",
+                "-std=c++17", "-o", tmp.resolve(name + ".cubin").toString(), cu.toString()));
+        if (noSpills) {
+            cmd.add("-Xptxas=-v");
+        }
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(120, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             return src.entry() + ": nvcc timed out";
         }
-        return p.exitValue() == 0 ? "" : src.entry() + ":\n" + log + "\nreproduce: " + String.join(" ", cmd);
+        if (p.exitValue() != 0) {
+            return name + ":\n" + log + "\nreproduce: " + String.join(" ", cmd);
+        }
+        if (noSpills && log.lines().anyMatch(l -> l.matches(".*[1-9][0-9]* bytes spill (stores|loads).*"))) {
+            return name + ": spills registers:\n" + log;
+        }
+        return "";
     }
 }
