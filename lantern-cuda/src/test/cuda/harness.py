@@ -289,6 +289,16 @@ def run_permute(k, s):
     return res
 
 
+def rope_ref(x, base):
+    """Rotate-half RoPE of x (..., S, D) in float64: pairs (i, i + D/2), angle = position * base^(-2i/D)."""
+    D, S = x.shape[-1], x.shape[-2]
+    theta = base ** (-2.0 * torch.arange(D // 2, device=x.device, dtype=torch.float64) / D)
+    ang = torch.arange(S, device=x.device, dtype=torch.float64)[:, None] * theta[None]
+    c, sn = ang.cos(), ang.sin()
+    a, b = x[..., : D // 2], x[..., D // 2:]
+    return torch.cat((a * c - b * sn, b * c + a * sn), -1)
+
+
 def run_attention(k, s, strided):
     B, H, Sq, Sk, D = s["batch"], s["heads"], s["seqQ"], s["seqK"], s["headDim"]
     dt = DT[s["dtype"]]
@@ -306,8 +316,12 @@ def run_attention(k, s, strided):
         args.append(tensor_map({"q": q, "k": kk, "v": v}[which], int(rows)))
     k(*args); torch.cuda.synchronize()
     num, den = 0.0, 0.0
+    rope = s.get("ropeBase", 0) or 0
     for b in range(B):  # float64 reference, one batch at a time
-        sc = (q[b].double() @ kk[b].double().transpose(-1, -2)) * s["scale"]
+        qb, kb = q[b].double(), kk[b].double()
+        if rope:  # RoPE inside the kernel: rotate q and k first (rotate-half, position = sequence index)
+            qb, kb = rope_ref(qb, rope), rope_ref(kb, rope)
+        sc = (qb @ kb.transpose(-1, -2)) * s["scale"]
         if s["causal"]:
             sc = sc.masked_fill(torch.ones(Sq, Sk, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
         ref = torch.softmax(sc, -1) @ v[b].double()

@@ -17,9 +17,18 @@ import dev.lantern.ir.DType;
  *
  * @param batch, heads, seqQ, seqK the spec's shape (all run-time arguments of the kernel)
  * @param headDim compile-time: 64 and 128 take the tensor-core kernel, others the general one
+ * @param ropeBase 0, or RoPE (rotate-half, theta_i = base^(-2i/d), position = the row's index in
+ *                 its sequence) applied to q and k inside the kernel, as they arrive in shared
+ *                 memory: only the warp-specialised TMA wgmma tiles with two consumer warpgroups
+ *                 do this ({@link CudaTarget.WgmmaTile#fusesRope}); other tiles refuse the spec
  */
 public record AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
-                            double scale, DType dtype) implements KernelSpec {
+                            double scale, DType dtype, double ropeBase) implements KernelSpec {
+    public AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
+                         double scale, DType dtype) {
+        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, 0);
+    }
+
     public AttentionSpec {
         KernelSpec.checkName(name);
         KernelSpec.checkPositive(batch, name + ": batch");
@@ -33,6 +42,25 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
         if (!Double.isFinite(scale)) {
             throw new CodegenException(name + ": scale must be finite, got " + scale);
         }
+        if (!(ropeBase == 0 || ropeBase > 1 && Double.isFinite(ropeBase)) || ropeBase > 0 && headDim % 2 != 0) {
+            throw new CodegenException(name + ": rope base must be 0 (none) or a finite number above 1 with an even head_dim, got "
+                    + ropeBase + " at head_dim " + headDim);
+        }
+    }
+
+    /** The same attention with RoPE applied to q and k inside the kernel (base 0: none). */
+    public AttentionSpec withRope(double base) {
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base);
+    }
+
+    /** Whether the kernel rotates q and k itself. */
+    public boolean fusedRope() {
+        return ropeBase > 0;
+    }
+
+    /** Whether {@code target} renders this spec with RoPE inside the kernel: Hopper, a two-consumer TMA tile. */
+    public boolean ropeFusable(CudaTarget target) {
+        return hopperPath(target) && target.wgmmaAttention().fusesRope();
     }
 
     /** The usual 1/sqrt(head_dim) scale. */
@@ -60,6 +88,11 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
     @Override
     public CudaKernelSource render(CudaTarget target) {
         target.requireDtype(dtype, name);
+        if (fusedRope() && !ropeFusable(target)) {
+            throw new CodegenException(name + ": RoPE inside attention needs the Hopper kernel with two consumer "
+                    + "warpgroups and TMA copies; this target's tile is "
+                    + (target.wgmmaAttention() == null ? "not a wgmma one" : target.wgmmaAttention().tag()));
+        }
         if (hopperPath(target)) {
             return new AttentionWgmmaRenderer(this, target).render();
         }

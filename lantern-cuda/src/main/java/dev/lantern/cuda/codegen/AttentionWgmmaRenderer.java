@@ -190,15 +190,28 @@ final class AttentionWgmmaRenderer {
         // two consumer warpgroups with TMA: the producer is a whole warpgroup, so that it can hand
         // its registers to the consumers (setmaxnreg is warpgroup-wide): 24 for it, 240 for them
         boolean realloc = nc == 2 && tile.tma();
+        // RoPE inside (render() has checked the tile): the producer warpgroup's threads rotate each
+        // K tile once it lands, the consumers their own Q; the producer then keeps 64 registers
+        boolean rope = spec.fusedRope();
+        int producerRegs = rope ? 64 : 24;
+        int consumerRegs = rope ? 216 : 240;
         int producerThreads = realloc ? 128 : 32;
         int threads = nc * 128 + producerThreads;
+        if (realloc) {
+            // setmaxnreg.inc waits until the registers the producer gave back cover it; the CTA holds
+            // what ptxas allotted at launch (65536 / threads, in 8s), so a larger ask hangs forever
+            int launch = 65536 / threads / 8 * 8;
+            if (128 * (launch - producerRegs) < nc * 128 * (consumerRegs - launch)) {
+                throw new IllegalStateException("setmaxnreg " + producerRegs + "/" + consumerRegs + " over " + launch);
+            }
+        }
         if (tile.stages() < 2) {
             throw new CodegenException(spec.name() + ": the warp-specialised attention needs two or more stages");
         }
         emitHeader(e, "wgmma, " + nc + " consumer warpgroup(s) + a producer warp, key tile " + tile.keyTile() + ", "
                         + tile.stages() + " K and V stages" + (tile.qInRegisters() ? ", Q in registers" : "")
                         + (tile.tma() ? ", tensor-memory-access copies" : ", cp.async copies")
-                        + (tile.pingPong() ? ", ping-pong GEMM issue" : ""),
+                        + (tile.pingPong() ? ", ping-pong GEMM issue" : "") + (rope ? ", RoPE on q and k" : ""),
                 String.format("constexpr int NC = %d, THREADS = NC * 128 + %d, BR = 64 * NC, BC = %d, STAGES = %d;",
                         nc, producerThreads, tile.keyTile(), tile.stages()),
                 "one warpgroup's Q; one K or V tile");
@@ -210,6 +223,9 @@ final class AttentionWgmmaRenderer {
             e.line("do { asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\nselp.u32 %0, 1, 0, p;\\n}\\n\" "
                     + ": \"=r\"(done) : \"r\"(a), \"r\"(parity) : \"memory\"); } while (!done);");
         });
+        if (rope) {
+            emitRopeHelpers(e);
+        }
         boolean pingPong = tile.pingPong();
         if (pingPong) {
             e.comment("named barriers 1 and 2 (256 threads: both consumer warpgroups) pass the GEMM-issue turn");
@@ -245,7 +261,8 @@ final class AttentionWgmmaRenderer {
             e.line("const long long bh = blockIdx.x / qblocks;");
             e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
             AttentionParams.emitBases(e, "T", !tma);  // with TMA the tensor maps address Q, K and V
-            e.comment("barriers: qfull, kfull[S], vfull[S], kempty[S], vempty[S] (8 bytes each), then the tiles");
+            e.comment("barriers: qfull, kfull[S], vfull[S], kempty[S], vempty[S]" + (rope ? ", kraw[S]" : "")
+                    + " (8 bytes each), then the tiles");
             e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem);");
             e.line("const unsigned bar = sraw, sbase = (sraw + 128 + 1023u) & ~1023u;");
             e.line("#define LT_QFULL (bar)");
@@ -253,6 +270,9 @@ final class AttentionWgmmaRenderer {
             e.line("#define LT_VFULL(s) (bar + 8 + (STAGES + (s)) * 8)");
             e.line("#define LT_KEMPTY(s) (bar + 8 + (2 * STAGES + (s)) * 8)");
             e.line("#define LT_VEMPTY(s) (bar + 8 + (3 * STAGES + (s)) * 8)");
+            if (rope) {
+                e.line("#define LT_KRAW(s) (bar + 8 + (4 * STAGES + (s)) * 8)  // K landed, not yet rotated");
+            }
             e.line("const unsigned sQ0 = sbase, sK0 = sQ0 + NC * QBYTES, sV0 = sK0 + STAGES * TBYTES;");
             e.line("#define LT_KBUF(j) (sK0 + ((j) % STAGES) * TBYTES)");
             e.line("#define LT_VBUF(j) (sV0 + ((j) % STAGES) * TBYTES)");
@@ -263,7 +283,8 @@ final class AttentionWgmmaRenderer {
             e.block("if (tid == 0)", () -> {
                 e.line("lt_mbar_init(LT_QFULL, FULL);");
                 e.block("for (int s = 0; s < STAGES; ++s)", () -> {
-                    e.line("lt_mbar_init(LT_KFULL(s), FULL); lt_mbar_init(LT_VFULL(s), FULL);");
+                    e.line(rope ? "lt_mbar_init(LT_KRAW(s), FULL); lt_mbar_init(LT_KFULL(s), 128); lt_mbar_init(LT_VFULL(s), FULL);"
+                            : "lt_mbar_init(LT_KFULL(s), FULL); lt_mbar_init(LT_VFULL(s), FULL);");
                     e.line("lt_mbar_init(LT_KEMPTY(s), NC * 128); lt_mbar_init(LT_VEMPTY(s), NC * 128);");
                 });
             });
@@ -272,7 +293,12 @@ final class AttentionWgmmaRenderer {
                 e.block("if (wg == NC)", () -> {
                     e.comment("producer: one thread issues the tensor copies; each full barrier expects the tile's bytes");
                     if (realloc) {
-                        e.line("asm volatile(\"setmaxnreg.dec.sync.aligned.u32 24;\\n\" ::: \"memory\");");
+                        e.line("asm volatile(\"setmaxnreg.dec.sync.aligned.u32 " + producerRegs + ";\\n\" ::: \"memory\");");
+                    }
+                    if (rope) {
+                        emitRopeProducer(e);
+                        e.line("return;");
+                        return;
                     }
                     e.block("if (tid == NC * 128)", () -> {
                         e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
@@ -323,7 +349,7 @@ final class AttentionWgmmaRenderer {
             }
             e.comment("consumers: warpgroup wg owns query rows q0 + 64 wg ..");
             if (realloc) {
-                e.line("asm volatile(\"setmaxnreg.inc.sync.aligned.u32 240;\\n\" ::: \"memory\");");
+                e.line("asm volatile(\"setmaxnreg.inc.sync.aligned.u32 " + consumerRegs + ";\\n\" ::: \"memory\");");
             }
             e.line("const int wi = (tid >> 5) & 3;");
             e.line("const unsigned sQ = sQ0 + wg * QBYTES;");
@@ -338,6 +364,24 @@ final class AttentionWgmmaRenderer {
                 e.line("if (wg == 1 && nk > 0) lt_bar_arrive<1>();");
             }
             e.line("lt_mbar_wait(LT_QFULL, 0);");
+            if (rope) {
+                e.block("", () -> {
+                    e.comment("rotate this warpgroup's Q in place (64 rows x 8 chunk pairs, 4 per thread), then make");
+                    e.comment("the writes visible to the tensor cores and wait for the whole warpgroup (barrier 3 + wg)");
+                    e.line("const int ct = tid & 127, c = ct & 7;");
+                    e.line("float cd[8], sd[8], cs[8], sn[8];");
+                    e.line("lt_rope_steps(c, cd, sd);");
+                    e.line("lt_rope_angles((float) (wq0 + (ct >> 3)), c, cs, sn);");
+                    e.unrolled("it", "4", () -> {
+                        e.line("const int r = (ct >> 3) + 16 * it;");
+                        e.line("lt_rope_chunk(sQ + r * 128 + ((c ^ (r & 7)) << 4), 8192, cs, sn);");
+                        e.line("lt_rope_step(cs, sn, cd, sd);");
+                    });
+                    e.line("lt_async_fence();");
+                    e.line("if (wg == 0) asm volatile(\"bar.sync 3, 128;\\n\" ::: \"memory\"); "
+                            + "else asm volatile(\"bar.sync 4, 128;\\n\" ::: \"memory\");");
+                });
+            }
             e.block("if (nk > 0)", () -> {
                 emitQFragments(e);
                 e.line("lt_mbar_wait(LT_KFULL(0), 0);");
@@ -382,12 +426,113 @@ final class AttentionWgmmaRenderer {
             for (String m : List.of("LT_QFULL", "LT_KFULL", "LT_VFULL", "LT_KEMPTY", "LT_VEMPTY", "LT_KBUF", "LT_VBUF")) {
                 e.line("#undef " + m);
             }
+            if (rope) {
+                e.line("#undef LT_KRAW");
+            }
         });
         int smem = sharedBytes();
         int br = 64 * nc;
         LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
         return new CudaKernelSource(spec.name(), e.text(), params, rule,
                 ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "wgmma");
+    }
+
+    /**
+     * RoPE: the theta table, 16-byte shared loads and stores, the rotation of one chunk pair, and
+     * the angles. A thread always rotates the same 8 frequencies (its chunk) of rows r0 + 16 i, so
+     * it takes sin and cos once per tile at its first row (fast sincos after reducing the angle to
+     * [-pi, pi]: 2 pi = 6.28125 + 1.9353072e-3, the first part exact) and steps 16 rows by a
+     * rotation it computed once (cos and sin of 16 theta): the special-function units stay free
+     * for the softmax's exp2, which already keeps them busy.
+     */
+    private void emitRopeHelpers(CudaEmitter e) {
+        RopeRenderer.emitThetas(e, spec.name() + "_theta", spec.ropeBase(), 128);
+        e.line("#define LT_THETA " + spec.name() + "_theta");
+        e.line("__device__ __forceinline__ uint4 lt_lds128(unsigned a) { uint4 v; asm volatile(\"ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\\n\" "
+                + ": \"=r\"(v.x), \"=r\"(v.y), \"=r\"(v.z), \"=r\"(v.w) : \"r\"(a) : \"memory\"); return v; }");
+        e.line("__device__ __forceinline__ void lt_sts128(unsigned a, uint4 v) { asm volatile(\"st.shared.v4.b32 [%0], {%1, %2, %3, %4};\\n\" "
+                + ":: \"r\"(a), \"r\"(v.x), \"r\"(v.y), \"r\"(v.z), \"r\"(v.w) : \"memory\"); }");
+        e.comment("rotate-half RoPE of the 8 pairs (x_i, x_i+64) in the 16-byte chunks at a and a + half (the same");
+        e.comment("swizzled place in both 64-column halves), by the angles whose cos and sin are cs and sn");
+        e.block("__device__ __forceinline__ void lt_rope_chunk(unsigned a, unsigned half, const float (&cs)[8], const float (&sn)[8])", () -> {
+            e.line("uint4 ra = lt_lds128(a), rb = lt_lds128(a + half);");
+            e.line("T* xa = reinterpret_cast<T*>(&ra);");
+            e.line("T* xb = reinterpret_cast<T*>(&rb);");
+            e.unrolled("x", "8", () -> {
+                e.line("const float u = lt_f32(xa[x]), w = lt_f32(xb[x]);");
+                e.line("xa[x] = lt_from<T>(u * cs[x] - w * sn[x]);");
+                e.line("xb[x] = lt_from<T>(w * cs[x] + u * sn[x]);");
+            });
+            e.line("lt_sts128(a, ra);");
+            e.line("lt_sts128(a + half, rb);");
+        });
+        e.comment("cos and sin of pos * theta_(8c + x), x < 8");
+        e.block("__device__ __forceinline__ void lt_rope_angles(float pos, int c, float (&cs)[8], float (&sn)[8])", () ->
+                e.unrolled("x", "8", () -> {
+                    e.line("const float ang = pos * LT_THETA[c * 8 + x], turns = rintf(ang * 0.15915494f);");
+                    e.line("__sincosf(fmaf(-turns, 1.9353072e-3f, fmaf(-turns, 6.28125f, ang)), &sn[x], &cs[x]);");
+                }));
+        e.comment("advance the angles by 16 rows: (cs, sn) rotated by (cd, sd) = cos, sin of 16 theta");
+        e.block("__device__ __forceinline__ void lt_rope_step(float (&cs)[8], float (&sn)[8], const float (&cd)[8], const float (&sd)[8])", () ->
+                e.unrolled("x", "8", () -> {
+                    e.line("const float c2 = cs[x] * cd[x] - sn[x] * sd[x];");
+                    e.line("sn[x] = sn[x] * cd[x] + cs[x] * sd[x];");
+                    e.line("cs[x] = c2;");
+                }));
+        e.comment("the 16-row step of a thread's 8 frequencies (the same reduced fast sincos: 16 theta <= 16 rad)");
+        e.block("__device__ __forceinline__ void lt_rope_steps(int c, float (&cd)[8], float (&sd)[8])", () ->
+                e.line("lt_rope_angles(16.f, c, cd, sd);"));
+    }
+
+    /**
+     * RoPE: the producer warpgroup. Thread 0 issues the copies (K into its raw barrier, V into
+     * its full one), K one tile ahead; every thread waits for the K tile before, rotates its 8 chunk
+     * pairs of it (rows (ptid / 8) + 16 i, chunk ptid % 8), fences the writes for the tensor
+     * cores, and arrives on K's full barrier, which the consumers wait on (count 128).
+     */
+    private void emitRopeProducer(CudaEmitter e) {
+        String k = "tm_k_" + tile.keyTile();
+        String v = "tm_v_" + tile.keyTile();
+        e.line("const int ptid = tid - NC * 128, c = ptid & 7;");
+        e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
+        e.block("if (ptid == 0)", () -> {
+            e.line("lt_mbar_expect(LT_QFULL, NC * QBYTES);");
+            e.unrolled("w", "NC", () -> {
+                e.line("lt_tma_load(sQ0 + w * QBYTES, &tm_q_64, 0, q0 + 64 * w, hi32, bi32, LT_QFULL);");
+                e.line("lt_tma_load(sQ0 + w * QBYTES + 8192, &tm_q_64, 64, q0 + 64 * w, hi32, bi32, LT_QFULL);");
+            });
+        });
+        e.line("float cd[8], sd[8], cs[8], sn[8];");
+        e.line("lt_rope_steps(c, cd, sd);");
+        e.comment("iteration j: copy K_j, rotate K_j-1, copy V_j. K_j's copy is in flight while K_j-1 is rotated; V_j");
+        e.comment("waits for the release of V_j-STAGES, which needs the consumers past K_j-STAGES+1: rotated before it");
+        e.block("for (int j = 0; j <= nk; ++j)", () -> {
+            e.line("const unsigned ph = ((j / STAGES) - 1) & 1;  // the release of tile j - STAGES");
+            e.block("if (ptid == 0 && j < nk)", () -> {
+                e.line("if (j >= STAGES) lt_mbar_wait(LT_KEMPTY(j % STAGES), ph);");
+                e.line("lt_mbar_expect(LT_KRAW(j % STAGES), TBYTES);");
+                e.line("lt_tma_load(LT_KBUF(j), &" + k + ", 0, j * BC, hi32, bi32, LT_KRAW(j % STAGES));");
+                e.line("lt_tma_load(LT_KBUF(j) + HALF, &" + k + ", 64, j * BC, hi32, bi32, LT_KRAW(j % STAGES));");
+            });
+            e.block("if (j > 0)", () -> {
+                e.line("const int t = j - 1;");
+                e.line("lt_rope_angles((float) (t * BC + (ptid >> 3)), c, cs, sn);");
+                e.line("lt_mbar_wait(LT_KRAW(t % STAGES), (t / STAGES) & 1);");
+                e.unrolled("it", "BC / 16", () -> {
+                    e.line("const int r = (ptid >> 3) + 16 * it;");
+                    e.line("lt_rope_chunk(LT_KBUF(t) + r * 128 + ((c ^ (r & 7)) << 4), HALF, cs, sn);");
+                    e.line("lt_rope_step(cs, sn, cd, sd);");
+                });
+                e.line("lt_async_fence();");
+                e.line("lt_mbar_arrive(LT_KFULL(t % STAGES));");
+            });
+            e.block("if (ptid == 0 && j < nk)", () -> {
+                e.line("if (j >= STAGES) lt_mbar_wait(LT_VEMPTY(j % STAGES), ph);");
+                e.line("lt_mbar_expect(LT_VFULL(j % STAGES), TBYTES);");
+                e.line("lt_tma_load(LT_VBUF(j), &" + v + ", 0, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
+                e.line("lt_tma_load(LT_VBUF(j) + HALF, &" + v + ", 64, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
+            });
+        });
     }
 
     /** Ping-pong: wait for this warpgroup's turn to issue GEMMs. */

@@ -109,6 +109,14 @@ public record CudaTarget(
             }
         }
 
+        /**
+         * Whether the kernel can apply RoPE to q and k itself: the producer is then a whole
+         * warpgroup (two consumers with TMA), whose threads rotate each K tile in shared memory.
+         */
+        public boolean fusesRope() {
+            return consumers == 2 && tma;
+        }
+
         /** A short name for dumps and sweeps: {@code gk64s2b1}, {@code gk64s1b1q}, {@code gk128s2b1c2tp}. */
         public String tag() {
             return "gk" + keyTile + "s" + stages + "b" + minBlocks + (qInRegisters ? "q" : "")

@@ -41,20 +41,10 @@ final class RopeRenderer {
         CudaPrelude.emit(e, "rope (" + (spec.interleaved() ? "interleaved" : "rotate-half") + "), "
                 + (vector ? "vector x" + width : "general") + " path");
         int d = spec.headDim();
-        List<String> thetas = new ArrayList<>();
-        for (int i = 0; i < d / 2; i++) {
-            thetas.add(ElementwiseRenderer.floatLiteral(Math.pow(spec.base(), -2.0 * i / d)));
-        }
         if (spec.input() != null) {
             e.comment("x is a strided (b, h, s, d) view, read in place; out is contiguous");
         }
-        e.comment("theta_i = base^(-2i/d), rounded once from float64");
-        e.line("__device__ const float " + spec.name() + "_theta[" + d / 2 + "] = {");
-        for (int i = 0; i < thetas.size(); i += 4) {
-            e.line("  " + String.join(", ", thetas.subList(i, Math.min(i + 4, thetas.size()))) + ",");
-        }
-        e.line("};");
-        e.blank();
+        emitThetas(e, spec.name() + "_theta", spec.base(), d);
         List<KernelParam> params = List.of(
                 new KernelParam("const " + ti + "* __restrict__", "x"),
                 new KernelParam(to + "* __restrict__", "out"),
@@ -146,5 +136,20 @@ final class RopeRenderer {
         e.line("const float a = lt_f32(x[" + x0 + "]), b = lt_f32(x[" + x1 + "]);");
         e.line("out[i0] = lt_from<" + to + ">(a * cs - b * sn);");
         e.line("out[i1] = lt_from<" + to + ">(b * cs + a * sn);");
+    }
+
+    /** The table {@code name[d / 2]} of theta_i = base^(-2i/d), rounded once from float64 (also the attention kernel's). */
+    static void emitThetas(CudaEmitter e, String name, double base, int d) {
+        List<String> thetas = new ArrayList<>();
+        for (int i = 0; i < d / 2; i++) {
+            thetas.add(ElementwiseRenderer.floatLiteral(Math.pow(base, -2.0 * i / d)));
+        }
+        e.comment("theta_i = base^(-2i/d), rounded once from float64");
+        e.line("__device__ const float " + name + "[" + d / 2 + "] = {");
+        for (int i = 0; i < thetas.size(); i += 4) {
+            e.line("  " + String.join(", ", thetas.subList(i, Math.min(i + 4, thetas.size()))) + ",");
+        }
+        e.line("};");
+        e.blank();
     }
 }

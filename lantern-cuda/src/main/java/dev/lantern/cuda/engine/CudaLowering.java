@@ -42,8 +42,10 @@ import java.util.function.Function;
  *     express (erf GELU, a residual after an activation, broadcast residuals) runs as an
  *     elementwise kernel in place afterwards: a correct path, never a wrong fast one.
  * <li>attention: the fused kernel with q/k/v/o strides ({@code out_perm} becomes o's strides);
- *     {@code rope=true} first materialises q and k as (b, h, s, d) and ropes them (RopeSpec),
- *     since the attention kernel does not rotate.
+ *     {@code rope=true}: when the target's own attention tile can rotate q and k itself (Hopper,
+ *     two consumer warpgroups and TMA: {@link AttentionSpec#ropeFusable}; not the default tile)
+ *     the kernel reads them unrotated, in place; otherwise q and k are first roped (RopeSpec) into
+ *     the kernel's planned scratch.
  * <li>norms, softmax, rope, elementwise chains, permute copies: their specs; any operand that a
  *     kernel cannot read through strides is copied to a contiguous transient buffer first.
  * </ul>
@@ -320,7 +322,20 @@ public final class CudaLowering {
         View o = out(n);
         Shape qs = q.shape();
         int d = qs.dim(3);
+        boolean causal = n.attrs().getBool("causal", false);
+        double scale = n.attrs().getDouble("scale", 1.0 / Math.sqrt(d));
+        double ropeInside = 0;
         if (n.attrs().getBool("rope", false)) {
+            double base = n.attrs().getDouble("rope_base", 10000.0);
+            AttentionSpec withRope = new AttentionSpec("lt_attention", qs.dim(0), qs.dim(1), qs.dim(2), k.shape().dim(2), d,
+                    causal, scale, q.dtype(), base);
+            // only when the session's own tile rotates (not the default: inside the kernel the rotation of
+            // each K tile costs about what the two rope kernels do, docs/perf-notes.md "RoPE inside")
+            if (q.strides()[3] == 1 && k.strides()[3] == 1 && q.dtype() == k.dtype() && withRope.ropeFusable(target)) {
+                ropeInside = base; // the attention kernel rotates q and k as they arrive: no rope kernels
+            }
+        }
+        if (ropeInside == 0 && n.attrs().getBool("rope", false)) {
             double base = n.attrs().getDouble("rope_base", 10000.0);
             Map<String, Operand> ws = new HashMap<>();
             kernel.workspace().forEach(w -> ws.put(w.role(), w));
@@ -355,7 +370,7 @@ public final class CudaLowering {
             v = contiguous(v);
         }
         AttentionSpec spec = new AttentionSpec("lt_attention", qs.dim(0), qs.dim(1), qs.dim(2), k.shape().dim(2), d,
-                n.attrs().getBool("causal", false), n.attrs().getDouble("scale", 1.0 / Math.sqrt(d)), q.dtype());
+                causal, scale, q.dtype(), ropeInside);
         List<Step.Arg> a = new ArrayList<>(List.of(ptr(q.buf()), ptr(k.buf()), ptr(v.buf()), ptr(o.buf()),
                 new Step.I32(qs.dim(1)), new Step.I32(qs.dim(2)), new Step.I32(k.shape().dim(2))));
         for (long[] s : List.of(q.strides(), k.strides(), v.strides(), ol)) {

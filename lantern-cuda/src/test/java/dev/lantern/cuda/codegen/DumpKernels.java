@@ -41,15 +41,19 @@ public final class DumpKernels {
                 for (CudaTarget.WgmmaTile tile : hopper) {
                     entries.add(write(dir, renamed(a, tile.tag()), CudaTarget.H200.withWgmmaAttention(tile), tile.tag()));
                 }
+                writeRope(dir, entries, a, hopper);
             }
             if (spec instanceof AttentionSpec a && a.fastPath(CudaTarget.H200) && a.batch() == 16) {
                 for (CudaTarget.AttentionTile tile : tiles) {
-                    entries.add(write(dir, renamed(a, tile.tag()), CudaTarget.H200.withAttention(tile, tile), tile.tag()));
+                    if (tile.rowTiles() * a.headDim() <= 128) { // the renderer refuses more (it would spill)
+                        entries.add(write(dir, renamed(a, tile.tag()), CudaTarget.H200.withAttention(tile, tile), tile.tag()));
+                    }
                 }
                 if (a.headDim() == 128) {
                     for (CudaTarget.WgmmaTile tile : hopper) {
                         entries.add(write(dir, renamed(a, tile.tag()), CudaTarget.H200.withWgmmaAttention(tile), tile.tag()));
                     }
+                    writeRope(dir, entries, a, hopper);
                 }
             }
         }
@@ -58,7 +62,18 @@ public final class DumpKernels {
 
     private static AttentionSpec renamed(AttentionSpec a, String tag) {
         return new AttentionSpec(a.name() + "_" + tag, a.batch(), a.heads(), a.seqQ(), a.seqK(), a.headDim(), a.causal(),
-                a.scale(), a.dtype());
+                a.scale(), a.dtype(), a.ropeBase());
+    }
+
+    /** The same attention with RoPE inside (base 10000), through every tile that can rotate (tag suffix {@code r}). */
+    private static void writeRope(Path dir, List<String> entries, AttentionSpec a, List<CudaTarget.WgmmaTile> hopper)
+            throws IOException {
+        for (CudaTarget.WgmmaTile tile : hopper) {
+            if (tile.fusesRope()) {
+                String tag = tile.tag() + "r";
+                entries.add(write(dir, renamed(a.withRope(10000), tag), CudaTarget.H200.withWgmmaAttention(tile), tag));
+            }
+        }
     }
 
     static String write(Path dir, KernelSpec spec, CudaTarget target, String tag) throws IOException {

@@ -146,6 +146,30 @@ class KernelSpecTest {
     }
 
     @Test
+    void ropeInsideAttentionOnlyOnTilesWhoseProducerCanRotate() {
+        AttentionSpec a = AttentionSpec.of("a", 16, 32, 1024, 1024, 128, true, BF16).withRope(10000);
+        assertTrue(a.fusedRope());
+        CudaTarget rotating = H200.withWgmmaAttention(new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true));
+        assertTrue(a.ropeFusable(rotating));
+        CudaKernelSource src = a.render(rotating);
+        assertEquals("wgmma", src.variant());
+        assertTrue(src.source().contains("RoPE on q and k"));
+        assertTrue(src.source().contains("#define LT_KRAW(s)"), "K lands on its own barrier before it is rotated");
+        assertTrue(src.source().contains("lt_mbar_init(LT_KFULL(s), 128)"), "the whole producer warpgroup releases K");
+        assertTrue(src.source().contains("setmaxnreg.dec.sync.aligned.u32 64;"));
+        assertTrue(src.source().contains("setmaxnreg.inc.sync.aligned.u32 216;"));
+        assertTrue(src.source().contains("__device__ const float a_theta[64]"));
+        assertFalse(a.withRope(0).render(rotating).source().contains("LT_KRAW"), "without RoPE: the plain kernel");
+        // tiles whose producer is a single warp, the mma.sync and general kernels: refused, never wrong
+        assertFalse(a.ropeFusable(H200));
+        assertThrows(CodegenException.class, () -> a.render(H200));
+        assertThrows(CodegenException.class, () -> a.render(H200.withAttention(H200.attention64(), H200.attention128())));
+        assertThrows(CodegenException.class, () -> AttentionSpec.of("a", 1, 1, 8, 8, 80, false, BF16).withRope(10000).render(H200));
+        assertThrows(CodegenException.class, () -> AttentionSpec.of("a", 1, 1, 8, 8, 128, false, BF16).withRope(0.5));
+        assertThrows(CodegenException.class, () -> AttentionSpec.of("a", 1, 1, 8, 8, 127, false, BF16).withRope(10000));
+    }
+
+    @Test
     void attentionFastPathOnlyForItsHeadDims() {
         AttentionSpec a = AttentionSpec.of("a", 16, 32, 1024, 1024, 128, true, BF16);
         CudaKernelSource hopper = a.render(H200);

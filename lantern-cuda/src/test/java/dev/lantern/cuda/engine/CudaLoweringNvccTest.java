@@ -87,6 +87,11 @@ class CudaLoweringNvccTest {
                         } catch (dev.lantern.cuda.codegen.CodegenException e) {
                             refused.add(v.getKey()); // a tile the renderer refuses for this shape is never timed
                         }
+                        var w = v.getValue().wgmmaAttention();
+                        if (w != null && w.fusesRope()) { // and with RoPE inside, on the tiles that rotate
+                            CudaKernelSource src = KernelNames.render(a.withRope(10000), v.getValue());
+                            unique.put(src.entry() + "_" + v.getKey() + "r", src);
+                        }
                     }
                 }
             }

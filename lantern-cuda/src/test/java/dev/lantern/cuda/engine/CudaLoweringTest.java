@@ -50,6 +50,26 @@ class CudaLoweringTest {
     }
 
     @Test
+    void aTileThatRotatesTakesTheRopeIntoTheAttentionKernel() {
+        var m = TransformerBlock.build(BlockConfig.named("decoder"), DType.BF16);
+        CudaTarget rotating = CudaTarget.H200.withWgmmaAttention(new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true));
+        CudaLowering.Lowered l = CudaLowering.lower(Compiler.compile(m.graph(), CompileOptions.defaults().withTarget("cuda")), rotating);
+        assertEquals(0, l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).count(),
+                "no rope kernels");
+        Step.Launch att = (Step.Launch) l.steps().stream()
+                .filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionSpec).findFirst().orElseThrow();
+        assertEquals(10000.0, ((AttentionSpec) att.spec()).ropeBase());
+        // q and k read unrotated, in place: the q and k projections' outputs, (b, s, h, d) viewed as (b, h, s, d)
+        List<Step.Gemm> g = gemms(l);
+        assertEquals(g.get(0).d(), ((Step.Ptr) att.args().get(0)).buf());
+        assertEquals(g.get(1).d(), ((Step.Ptr) att.args().get(1)).buf());
+        assertEquals(List.of(new Step.I64(1024L * 4096), new Step.I64(128), new Step.I64(4096)), att.args().subList(7, 10));
+        // the default tile cannot rotate: the two rope kernels stay (decoderGemmsTake... above)
+        assertEquals(2, lower(BlockConfig.named("decoder"), true).steps().stream()
+                .filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).count());
+    }
+
+    @Test
     void decoderNeedsNoTransientOrScratchMemory() {
         CudaLowering.Lowered l = lower(BlockConfig.named("decoder"), true);
         assertEquals(0, l.transientBytes(), "roped q/k live in the kernel's planned (bf16) scratch");
