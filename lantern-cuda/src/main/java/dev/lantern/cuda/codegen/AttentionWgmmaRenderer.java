@@ -486,7 +486,7 @@ final class AttentionWgmmaRenderer {
 
     /**
      * RoPE: the producer warpgroup. Thread 0 issues the copies (K into its raw barrier, V into
-     * its full one), K one tile ahead; every thread waits for the K tile before, rotates its 8 chunk
+     * its full one) one tile ahead of the rotation; every thread waits for the K tile before, rotates its 8 chunk
      * pairs of it (rows (ptid / 8) + 16 i, chunk ptid % 8), fences the writes for the tensor
      * cores, and arrives on K's full barrier, which the consumers wait on (count 128).
      */
@@ -504,16 +504,9 @@ final class AttentionWgmmaRenderer {
         });
         e.line("float cd[8], sd[8], cs[8], sn[8];");
         e.line("lt_rope_steps(c, cd, sd);");
-        e.comment("iteration j: copy K_j, rotate K_j-1, copy V_j. K_j's copy is in flight while K_j-1 is rotated; V_j");
-        e.comment("waits for the release of V_j-STAGES, which needs the consumers past K_j-STAGES+1: rotated before it");
+        e.comment("iteration j: rotate K_j-1, then (thread 0) copy K_j and V_j. Thread 0's waits for free stages");
+        e.comment("come after its share of the rotation, so they never hold K_j-1 back; K_j lands during a tile");
         e.block("for (int j = 0; j <= nk; ++j)", () -> {
-            e.line("const unsigned ph = ((j / STAGES) - 1) & 1;  // the release of tile j - STAGES");
-            e.block("if (ptid == 0 && j < nk)", () -> {
-                e.line("if (j >= STAGES) lt_mbar_wait(LT_KEMPTY(j % STAGES), ph);");
-                e.line("lt_mbar_expect(LT_KRAW(j % STAGES), TBYTES);");
-                e.line("lt_tma_load(LT_KBUF(j), &" + k + ", 0, j * BC, hi32, bi32, LT_KRAW(j % STAGES));");
-                e.line("lt_tma_load(LT_KBUF(j) + HALF, &" + k + ", 64, j * BC, hi32, bi32, LT_KRAW(j % STAGES));");
-            });
             e.block("if (j > 0)", () -> {
                 e.line("const int t = j - 1;");
                 e.line("lt_rope_angles((float) (t * BC + (ptid >> 3)), c, cs, sn);");
@@ -527,6 +520,11 @@ final class AttentionWgmmaRenderer {
                 e.line("lt_mbar_arrive(LT_KFULL(t % STAGES));");
             });
             e.block("if (ptid == 0 && j < nk)", () -> {
+                e.line("const unsigned ph = ((j / STAGES) - 1) & 1;  // the release of tile j - STAGES");
+                e.line("if (j >= STAGES) lt_mbar_wait(LT_KEMPTY(j % STAGES), ph);");
+                e.line("lt_mbar_expect(LT_KRAW(j % STAGES), TBYTES);");
+                e.line("lt_tma_load(LT_KBUF(j), &" + k + ", 0, j * BC, hi32, bi32, LT_KRAW(j % STAGES));");
+                e.line("lt_tma_load(LT_KBUF(j) + HALF, &" + k + ", 64, j * BC, hi32, bi32, LT_KRAW(j % STAGES));");
                 e.line("if (j >= STAGES) lt_mbar_wait(LT_VEMPTY(j % STAGES), ph);");
                 e.line("lt_mbar_expect(LT_VFULL(j % STAGES), TBYTES);");
                 e.line("lt_tma_load(LT_VBUF(j), &" + v + ", 0, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
