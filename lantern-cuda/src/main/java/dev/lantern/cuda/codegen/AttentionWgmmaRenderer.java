@@ -302,22 +302,8 @@ final class AttentionWgmmaRenderer {
                     }
                     e.block("if (tid == NC * 128)", () -> {
                         e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
-                        e.line("lt_mbar_expect(LT_QFULL, NC * QBYTES);");
-                        e.unrolled("w", "NC", () -> {
-                            e.line("lt_tma_load(sQ0 + w * QBYTES, &tm_q_64, 0, q0 + 64 * w, hi32, bi32, LT_QFULL);");
-                            e.line("lt_tma_load(sQ0 + w * QBYTES + 8192, &tm_q_64, 64, q0 + 64 * w, hi32, bi32, LT_QFULL);");
-                        });
-                        e.block("for (int j = 0; j < nk; ++j)", () -> {
-                            e.line("const unsigned ph = ((j / STAGES) - 1) & 1;  // the release of tile j - STAGES");
-                            e.line("if (j >= STAGES) lt_mbar_wait(LT_KEMPTY(j % STAGES), ph);");
-                            e.line("lt_mbar_expect(LT_KFULL(j % STAGES), TBYTES);");
-                            e.line("lt_tma_load(LT_KBUF(j), &tm_k_" + tile.keyTile() + ", 0, j * BC, hi32, bi32, LT_KFULL(j % STAGES));");
-                            e.line("lt_tma_load(LT_KBUF(j) + HALF, &tm_k_" + tile.keyTile() + ", 64, j * BC, hi32, bi32, LT_KFULL(j % STAGES));");
-                            e.line("if (j >= STAGES) lt_mbar_wait(LT_VEMPTY(j % STAGES), ph);");
-                            e.line("lt_mbar_expect(LT_VFULL(j % STAGES), TBYTES);");
-                            e.line("lt_tma_load(LT_VBUF(j), &tm_v_" + tile.keyTile() + ", 0, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
-                            e.line("lt_tma_load(LT_VBUF(j) + HALF, &tm_v_" + tile.keyTile() + ", 64, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
-                        });
+                        emitQCopy(e);
+                        e.block("for (int j = 0; j < nk; ++j)", () -> emitTileCopies(e, "LT_KFULL"));
                     });
                     e.line("return;");
                 });
@@ -491,17 +477,9 @@ final class AttentionWgmmaRenderer {
      * cores, and arrives on K's full barrier, which the consumers wait on (count 128).
      */
     private void emitRopeProducer(CudaEmitter e) {
-        String k = "tm_k_" + tile.keyTile();
-        String v = "tm_v_" + tile.keyTile();
         e.line("const int ptid = tid - NC * 128, c = ptid & 7;");
         e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
-        e.block("if (ptid == 0)", () -> {
-            e.line("lt_mbar_expect(LT_QFULL, NC * QBYTES);");
-            e.unrolled("w", "NC", () -> {
-                e.line("lt_tma_load(sQ0 + w * QBYTES, &tm_q_64, 0, q0 + 64 * w, hi32, bi32, LT_QFULL);");
-                e.line("lt_tma_load(sQ0 + w * QBYTES + 8192, &tm_q_64, 64, q0 + 64 * w, hi32, bi32, LT_QFULL);");
-            });
-        });
+        e.block("if (ptid == 0)", () -> emitQCopy(e));
         e.line("float cd[8], sd[8], cs[8], sn[8];");
         e.line("lt_rope_steps(c, cd, sd);");
         e.comment("iteration j: rotate K_j-1, then (thread 0) copy K_j and V_j. Thread 0's waits for free stages");
@@ -519,18 +497,32 @@ final class AttentionWgmmaRenderer {
                 e.line("lt_async_fence();");
                 e.line("lt_mbar_arrive(LT_KFULL(t % STAGES));");
             });
-            e.block("if (ptid == 0 && j < nk)", () -> {
-                e.line("const unsigned ph = ((j / STAGES) - 1) & 1;  // the release of tile j - STAGES");
-                e.line("if (j >= STAGES) lt_mbar_wait(LT_KEMPTY(j % STAGES), ph);");
-                e.line("lt_mbar_expect(LT_KRAW(j % STAGES), TBYTES);");
-                e.line("lt_tma_load(LT_KBUF(j), &" + k + ", 0, j * BC, hi32, bi32, LT_KRAW(j % STAGES));");
-                e.line("lt_tma_load(LT_KBUF(j) + HALF, &" + k + ", 64, j * BC, hi32, bi32, LT_KRAW(j % STAGES));");
-                e.line("if (j >= STAGES) lt_mbar_wait(LT_VEMPTY(j % STAGES), ph);");
-                e.line("lt_mbar_expect(LT_VFULL(j % STAGES), TBYTES);");
-                e.line("lt_tma_load(LT_VBUF(j), &" + v + ", 0, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
-                e.line("lt_tma_load(LT_VBUF(j) + HALF, &" + v + ", 64, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
-            });
+            e.block("if (ptid == 0 && j < nk)", () -> emitTileCopies(e, "LT_KRAW"));
         });
+    }
+
+    /** TMA: Q of every consumer warpgroup (two 64-column halves each), completing on the Q barrier. */
+    private static void emitQCopy(CudaEmitter e) {
+        e.line("lt_mbar_expect(LT_QFULL, NC * QBYTES);");
+        e.unrolled("w", "NC", () -> {
+            e.line("lt_tma_load(sQ0 + w * QBYTES, &tm_q_64, 0, q0 + 64 * w, hi32, bi32, LT_QFULL);");
+            e.line("lt_tma_load(sQ0 + w * QBYTES + 8192, &tm_q_64, 64, q0 + 64 * w, hi32, bi32, LT_QFULL);");
+        });
+    }
+
+    /** TMA: K_j (completing on {@code kBarrier}) and V_j into their stage, each once the stage is free again. */
+    private void emitTileCopies(CudaEmitter e, String kBarrier) {
+        String k = "&tm_k_" + tile.keyTile();
+        String v = "&tm_v_" + tile.keyTile();
+        e.line("const unsigned ph = ((j / STAGES) - 1) & 1;  // the release of tile j - STAGES");
+        e.line("if (j >= STAGES) lt_mbar_wait(LT_KEMPTY(j % STAGES), ph);");
+        e.line("lt_mbar_expect(" + kBarrier + "(j % STAGES), TBYTES);");
+        e.line("lt_tma_load(LT_KBUF(j), " + k + ", 0, j * BC, hi32, bi32, " + kBarrier + "(j % STAGES));");
+        e.line("lt_tma_load(LT_KBUF(j) + HALF, " + k + ", 64, j * BC, hi32, bi32, " + kBarrier + "(j % STAGES));");
+        e.line("if (j >= STAGES) lt_mbar_wait(LT_VEMPTY(j % STAGES), ph);");
+        e.line("lt_mbar_expect(LT_VFULL(j % STAGES), TBYTES);");
+        e.line("lt_tma_load(LT_VBUF(j), " + v + ", 0, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
+        e.line("lt_tma_load(LT_VBUF(j) + HALF, " + v + ", 64, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
     }
 
     /** Ping-pong: wait for this warpgroup's turn to issue GEMMs. */
