@@ -232,32 +232,7 @@ final class AttentionMmaRenderer {
 
     private void emitSoftmax(CudaEmitter e, boolean foldScale) {
         e.unrolled("mt", "MT", () -> e.unrolled("h", "2", () -> {
-            e.comment("row qrow + 16 mt + 8 h: this thread holds s[mt][n][2h..2h+1]; its quad holds the row");
-            e.line("float mx = mrow[mt][h];");
-            e.unrolled("n", "BC / 8", () -> e.line("mx = fmaxf(mx, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));"));
-            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
-            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
-            e.line("const float muse = mx == -LT_INF ? 0.f : mx;  // all masked so far: keep exp2 finite");
-            if (foldScale) {
-                e.comment("scores are raw here (scale > 0 keeps the max): exp2(s * scale*log2e - max * scale*log2e)");
-                e.line("const float corr = exp2f((mrow[mt][h] - muse) * SCALE_LOG2);");
-                e.line("const float mneg = -muse * SCALE_LOG2;");
-            } else {
-                e.line("const float corr = exp2f(mrow[mt][h] - muse);");
-            }
-            e.line("mrow[mt][h] = mx;");
-            e.line("float ls = 0.f;");
-            e.unrolled("n", "BC / 8", () -> {
-                if (foldScale) {
-                    e.line("s[mt][n][2 * h] = exp2f(fmaf(s[mt][n][2 * h], SCALE_LOG2, mneg));");
-                    e.line("s[mt][n][2 * h + 1] = exp2f(fmaf(s[mt][n][2 * h + 1], SCALE_LOG2, mneg));");
-                } else {
-                    e.line("s[mt][n][2 * h] = exp2f(s[mt][n][2 * h] - muse);");
-                    e.line("s[mt][n][2 * h + 1] = exp2f(s[mt][n][2 * h + 1] - muse);");
-                }
-                e.line("ls += s[mt][n][2 * h] + s[mt][n][2 * h + 1];");
-            });
-            e.line("lrow[mt][h] = lrow[mt][h] * corr + ls;  // per-thread partial; the quad sum comes at the end");
+            AttentionParams.emitRowSoftmax(e, "[mt]", "exp2f", "corr", foldScale, true);
             e.unrolled("n", "D / 8", () -> {
                 e.line("oacc[mt][n][2 * h] *= corr;");
                 e.line("oacc[mt][n][2 * h + 1] *= corr;");

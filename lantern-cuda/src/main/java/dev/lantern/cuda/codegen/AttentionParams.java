@@ -71,6 +71,45 @@ final class AttentionParams {
     }
 
     /**
+     * The online softmax of one row of a score tile, for the thread's half-row h (inside the
+     * caller's loop over h, and over mt when there are several row tiles): the running max of
+     * the quad, the correction {@code corr} of the old max, the exponentials in place and the
+     * per-thread partial sum. {@code sel} selects the row tile in s, mrow and lrow ("[mt]", or ""
+     * with one tile); {@code exp} is the exp2 to call; {@code corr} names the correction, declared
+     * here when it is a plain name ("corr") and assigned when it is an element ("corr[h]");
+     * {@code explainFold} adds the comment on the folded scale. Rescaling O is the caller's.
+     */
+    static void emitRowSoftmax(CudaEmitter e, String sel, String exp, String corr, boolean foldScale, boolean explainFold) {
+        String s = "s" + sel;
+        e.comment("row qrow + " + (sel.isEmpty() ? "" : "16 mt + ") + "8 h: this thread holds " + s
+                + "[n][2h..2h+1]; its quad holds the row");
+        e.line("float mx = mrow" + sel + "[h];");
+        e.unrolled("n", "BC / 8", () -> e.line("mx = fmaxf(mx, fmaxf(" + s + "[n][2 * h], " + s + "[n][2 * h + 1]));"));
+        e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
+        e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
+        e.line("const float muse = mx == -LT_INF ? 0.f : mx;  // all masked so far: keep exp2 finite");
+        String def = corr.contains("[") ? corr + " = " : "const float " + corr + " = ";
+        if (foldScale) {
+            if (explainFold) {
+                e.comment("scores are raw here (scale > 0 keeps the max): exp2(s * scale*log2e - max * scale*log2e)");
+            }
+            e.line(def + exp + "((mrow" + sel + "[h] - muse) * SCALE_LOG2);");
+            e.line("const float mneg = -muse * SCALE_LOG2;");
+        } else {
+            e.line(def + exp + "(mrow" + sel + "[h] - muse);");
+        }
+        e.line("mrow" + sel + "[h] = mx;");
+        e.line("float ls = 0.f;");
+        e.unrolled("n", "BC / 8", () -> {
+            for (String x : new String[] {s + "[n][2 * h]", s + "[n][2 * h + 1]"}) {
+                e.line(x + " = " + exp + (foldScale ? "(fmaf(" + x + ", SCALE_LOG2, mneg));" : "(" + x + " - muse);"));
+            }
+            e.line("ls += " + s + "[n][2 * h] + " + s + "[n][2 * h + 1];");
+        });
+        e.line("lrow" + sel + "[h] = lrow" + sel + "[h] * " + corr + " + ls;  // per-thread partial; the quad sum comes at the end");
+    }
+
+    /**
      * The quad sum of one row's softmax denominator and the store of O / l from the accumulators,
      * for the thread's row {@code row} (inside the caller's loop over h): {@code sel} selects the
      * row tile in lrow and oacc ("[mt]", or "" with one tile), {@code n8} is the number of

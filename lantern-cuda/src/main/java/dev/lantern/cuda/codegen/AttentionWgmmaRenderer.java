@@ -707,33 +707,7 @@ final class AttentionWgmmaRenderer {
                 e.line("if (col >= seq_k || (CAUSAL && col > row)) s[n][i] = -LT_INF;");
             }));
         });
-        e.unrolled("h", "2", () -> {
-            e.comment("row qrow + 8 h: this thread holds s[n][2h..2h+1]; its quad holds the row");
-            e.line("float mx = mrow[h];");
-            e.unrolled("n", "BC / 8", () -> e.line("mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));"));
-            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));");
-            e.line("mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));");
-            e.line("const float muse = mx == -LT_INF ? 0.f : mx;  // all masked so far: keep exp2 finite");
-            if (foldScale) {
-                e.line("corr[h] = lt_exp2((mrow[h] - muse) * SCALE_LOG2);");
-                e.line("const float mneg = -muse * SCALE_LOG2;");
-            } else {
-                e.line("corr[h] = lt_exp2(mrow[h] - muse);");
-            }
-            e.line("mrow[h] = mx;");
-            e.line("float ls = 0.f;");
-            e.unrolled("n", "BC / 8", () -> {
-                if (foldScale) {
-                    e.line("s[n][2 * h] = lt_exp2(fmaf(s[n][2 * h], SCALE_LOG2, mneg));");
-                    e.line("s[n][2 * h + 1] = lt_exp2(fmaf(s[n][2 * h + 1], SCALE_LOG2, mneg));");
-                } else {
-                    e.line("s[n][2 * h] = lt_exp2(s[n][2 * h] - muse);");
-                    e.line("s[n][2 * h + 1] = lt_exp2(s[n][2 * h + 1] - muse);");
-                }
-                e.line("ls += s[n][2 * h] + s[n][2 * h + 1];");
-            });
-            e.line("lrow[h] = lrow[h] * corr[h] + ls;  // per-thread partial; the quad sum comes at the end");
-        });
+        e.unrolled("h", "2", () -> AttentionParams.emitRowSoftmax(e, "", "lt_exp2", "corr[h]", foldScale, false));
     }
 
     private void emitEpilogue(CudaEmitter e, String pack2, String vec2) {

@@ -108,7 +108,7 @@ public final class CudaBench {
             Map<String, Object> withSteps = new LinkedHashMap<>(common);
             withSteps.put("steps", stepsJson(s.profileInForward(3, iters)));
             withSteps.put("steps_alone", stepsJson(s.profile(3, big ? 10 : 50)));
-            double ms = median(compiled);
+            double ms = EventTiming.median(compiled);
             record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), withSteps);
 
             s.forwardGraph();
@@ -116,7 +116,7 @@ public final class CudaBench {
             Map<String, Object> g = new LinkedHashMap<>(common);
             g.put("graph_hit_pct", round(s.graphStats().graphHitPct(), 2));
             g.put("rel_err_vs_compiled", sci(DemoMetrics.relErr(graphOut.toDoubles(), compiledOut.toDoubles())));
-            double gms = median(graph);
+            double gms = EventTiming.median(graph);
             record(cfg.name(), "lantern-graph", gms, "tflops", flops / gms / 1e9, s.peakBytes(), g);
 
             e.forward();
@@ -133,16 +133,9 @@ public final class CudaBench {
                 x.put("rel_err_vs_f64", sci(DemoMetrics.relErr(eagerOut.toDoubles(), ref)));
                 x.put("compiled_rel_err_vs_f64", sci(DemoMetrics.relErr(compiledOut.toDoubles(), ref)));
             }
-            double ems = median(eager);
+            double ems = EventTiming.median(eager);
             record(cfg.name(), "lantern-eager", ems, "tflops", flops / ems / 1e9, e.peakBytes(), x);
         }
-    }
-
-    /** The median (the upper one for an even count). */
-    private static double median(double[] v) {
-        double[] c = v.clone();
-        java.util.Arrays.sort(c);
-        return c[c.length / 2];
     }
 
     private static void setInputs(CudaSession s, Map<String, Tensor> inputs, long seed) {

@@ -322,34 +322,29 @@ public final class CudaLowering {
         View o = out(n);
         Shape qs = q.shape();
         int d = qs.dim(3);
-        boolean causal = n.attrs().getBool("causal", false);
-        double scale = n.attrs().getDouble("scale", 1.0 / Math.sqrt(d));
-        double ropeInside = 0;
+        AttentionSpec spec = new AttentionSpec("lt_attention", qs.dim(0), qs.dim(1), qs.dim(2), k.shape().dim(2), d,
+                n.attrs().getBool("causal", false), n.attrs().getDouble("scale", 1.0 / Math.sqrt(d)), q.dtype());
         if (n.attrs().getBool("rope", false)) {
             double base = n.attrs().getDouble("rope_base", 10000.0);
-            AttentionSpec withRope = new AttentionSpec("lt_attention", qs.dim(0), qs.dim(1), qs.dim(2), k.shape().dim(2), d,
-                    causal, scale, q.dtype(), base);
-            // only when the session's own tile rotates (not the default: inside the kernel the rotation of
-            // each K tile costs about what the two rope kernels do, docs/perf-notes.md "RoPE inside")
-            if (q.strides()[3] == 1 && k.strides()[3] == 1 && q.dtype() == k.dtype() && withRope.ropeFusable(target)) {
-                ropeInside = base; // the attention kernel rotates q and k as they arrive: no rope kernels
-            }
-        }
-        if (ropeInside == 0 && n.attrs().getBool("rope", false)) {
-            double base = n.attrs().getDouble("rope_base", 10000.0);
-            Map<String, Operand> ws = new HashMap<>();
-            kernel.workspace().forEach(w -> ws.put(w.role(), w));
-            Operand qw = ws.get("q_rope");
-            Operand kw = ws.get("k_rope");
-            if (qw != null && kw != null && qw.dtype() == q.dtype() && kw.dtype() == k.dtype() && o.dtype() == q.dtype()
-                    && o.shape().numel() >= qs.numel()) {
-                // the planned scratch holds the roped q and k; the not-yet-written output is the
-                // staging buffer of the (b, h, s, d) copies, so no transient memory is needed
-                q = ropedInto(q, base, o.buf(), workspaceView(qw));
-                k = ropedInto(k, base, o.buf(), workspaceView(kw));
+            // inside the kernel only when the session's own tile rotates (not the default: there the rotation
+            // of each K tile costs about what the two rope kernels do, docs/perf-notes.md "RoPE inside")
+            if (q.strides()[3] == 1 && k.strides()[3] == 1 && q.dtype() == k.dtype() && spec.withRope(base).ropeFusable(target)) {
+                spec = spec.withRope(base); // the attention kernel rotates q and k as they arrive: no rope kernels
             } else {
-                q = roped(q, base);
-                k = roped(k, base);
+                Map<String, Operand> ws = new HashMap<>();
+                kernel.workspace().forEach(w -> ws.put(w.role(), w));
+                Operand qw = ws.get("q_rope");
+                Operand kw = ws.get("k_rope");
+                if (qw != null && kw != null && qw.dtype() == q.dtype() && kw.dtype() == k.dtype() && o.dtype() == q.dtype()
+                        && o.shape().numel() >= qs.numel()) {
+                    // the planned scratch holds the roped q and k; the not-yet-written output is the
+                    // staging buffer of the (b, h, s, d) copies, so no transient memory is needed
+                    q = ropedInto(q, base, o.buf(), workspaceView(qw));
+                    k = ropedInto(k, base, o.buf(), workspaceView(kw));
+                } else {
+                    q = roped(q, base);
+                    k = roped(k, base);
+                }
             }
         }
         if (q.dtype() != k.dtype() || q.dtype() != v.dtype() || q.dtype() != o.dtype()) {
@@ -369,8 +364,6 @@ public final class CudaLowering {
             k = contiguous(k);
             v = contiguous(v);
         }
-        AttentionSpec spec = new AttentionSpec("lt_attention", qs.dim(0), qs.dim(1), qs.dim(2), k.shape().dim(2), d,
-                causal, scale, q.dtype(), ropeInside);
         List<Step.Arg> a = new ArrayList<>(List.of(ptr(q.buf()), ptr(k.buf()), ptr(v.buf()), ptr(o.buf()),
                 new Step.I32(qs.dim(1)), new Step.I32(qs.dim(2)), new Step.I32(k.shape().dim(2))));
         for (long[] s : List.of(q.strides(), k.strides(), v.strides(), ol)) {

@@ -425,8 +425,7 @@ public final class CudaSession implements AutoCloseable {
         }
         List<StepTime> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            java.util.Arrays.sort(t[i]);
-            out.add(new StepTime(describe(steps.get(i)), t[i][iters / 2]));
+            out.add(new StepTime(describe(steps.get(i)), EventTiming.median(t[i])));
         }
         return out;
     }

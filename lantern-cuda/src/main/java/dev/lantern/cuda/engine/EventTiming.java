@@ -29,8 +29,7 @@ final class EventTiming {
                 t[i] = b.elapsedMillisSince(a);
             }
         }
-        Arrays.sort(t);
-        return t[iters / 2];
+        return median(t);
     }
 
     /**
@@ -68,7 +67,13 @@ final class EventTiming {
                 }
             }
         }
-        Arrays.sort(t);
-        return t[iters / 2];
+        return median(t);
+    }
+
+    /** The median of {@code v} (the upper one for an even count); {@code v} is left as it was. */
+    static double median(double[] v) {
+        double[] c = v.clone();
+        Arrays.sort(c);
+        return c[c.length / 2];
     }
 }
