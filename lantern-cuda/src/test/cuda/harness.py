@@ -319,8 +319,10 @@ def run_attention(k, s, strided):
     rope = s.get("ropeBase", 0) or 0
     for b in range(B):  # float64 reference, one batch at a time
         qb, kb = q[b].double(), kk[b].double()
-        if rope:  # RoPE inside the kernel: rotate q and k first (rotate-half, position = sequence index)
-            qb, kb = rope_ref(qb, rope), rope_ref(kb, rope)
+        if rope:  # RoPE inside the kernel: rotate q (and k) first (rotate-half, position = sequence index)
+            qb = rope_ref(qb, rope)
+            if s.get("ropeKeys", True):
+                kb = rope_ref(kb, rope)
         sc = (qb @ kb.transpose(-1, -2)) * s["scale"]
         if s["causal"]:
             sc = sc.masked_fill(torch.ones(Sq, Sk, device="cuda", dtype=torch.bool).triu(1), float("-inf"))

@@ -12,7 +12,23 @@ import java.util.List;
  * fused earlier, before autocast ({@link FuseAttention}). Each sub-pass also runs alone by name.
  */
 public final class Fuse implements Pass {
-    static final List<Pass> STEPS = List.of(new FuseGemmEpilogue(), new FuseNorm(), new FuseElementwise());
+    static final List<Pass> STEPS = steps(false);
+
+    private final List<Pass> steps;
+
+    /** The default forms (the CPU pipeline, {@code lantern opt --passes fuse}). */
+    public Fuse() {
+        this(false);
+    }
+
+    /** {@code residualStreamInGemm}: see {@link FuseGemmEpilogue#FuseGemmEpilogue(boolean)} (the CUDA pipeline). */
+    public Fuse(boolean residualStreamInGemm) {
+        this.steps = steps(residualStreamInGemm);
+    }
+
+    private static List<Pass> steps(boolean residualStreamInGemm) {
+        return List.of(new FuseGemmEpilogue(residualStreamInGemm), new FuseNorm(), new FuseElementwise());
+    }
 
     @Override
     public String name() {
@@ -27,7 +43,7 @@ public final class Fuse implements Pass {
     @Override
     public Graph run(Graph g) {
         Verifier.verify(g, name());
-        for (Pass p : STEPS) {
+        for (Pass p : steps) {
             g = p.run(g);
         }
         return g;

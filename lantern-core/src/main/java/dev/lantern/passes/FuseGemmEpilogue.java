@@ -33,9 +33,34 @@ import java.util.List;
  * have the same kernel count. We give the sum to the norm's prologue (and recompute it in the
  * down-projection's epilogue), the fused add+norm that GPU stacks use, at the price of that one
  * extra read. See docs/adr/0003-fusion-and-kernel-ir.md.
+ * <p>With {@code residualStreamInGemm} (the CUDA pipeline) the other form is taken: the attention
+ * output GEMM adds x through its C input and writes x1, the norm reads x1 alone and the
+ * down-projection adds x1 through C. cuBLASLt reads C inside its epilogue, overlapped with the
+ * next tile's main loop, so the GEMM pays little for it, while the norm kernel moves two tensors
+ * instead of four (docs/adr/0007-residual-stream-in-the-gemm-on-cuda.md).
  */
 public final class FuseGemmEpilogue implements Pass {
-    static final List<Rule> RULES = List.of(
+    private final boolean residualStreamInGemm;
+
+    /** The default form: the residual stream goes to the next norm's prologue. */
+    public FuseGemmEpilogue() {
+        this(false);
+    }
+
+    /** {@code residualStreamInGemm}: a sum that a norm reads is written by the GEMM epilogue instead. */
+    public FuseGemmEpilogue(boolean residualStreamInGemm) {
+        this.residualStreamInGemm = residualStreamInGemm;
+    }
+
+    private List<Rule> rules() {
+        return residualStreamInGemm ? RULES_STREAM_IN_GEMM : RULES;
+    }
+
+    static final List<Rule> RULES = rules(false);
+    static final List<Rule> RULES_STREAM_IN_GEMM = rules(true);
+
+    private static List<Rule> rules(boolean streamInGemm) {
+        return List.of(
             Rule.of("matmul-to-gemm", (n, cx) -> n.op() == Op.MATMUL ? Rewrite.to(new Node(n.name(), Op.GEMM, n.inputs(), n.attrs(), n.type())) : null),
             Rule.of("cast-into-gemm", (n, cx) -> {
                 Node g = n.op() == Op.CAST ? single(n, 0, cx) : null;
@@ -69,14 +94,15 @@ public final class FuseGemmEpilogue implements Pass {
                 for (int side = 0; side < 2 && n.op() == Op.ADD; side++) {
                     Node g = single(n, side, cx);
                     Node s = cx.in(n, 1 - side, Op.ADD);
-                    if (g != null && residuals(g) == 0 && s != null && sumDies(s, n, cx) && sameType(cx, n, s.input(0), s.input(1))) {
+                    if (g != null && residuals(g) == 0 && s != null && !(streamInGemm && feedsNorm(s, cx))
+                            && sumDies(s, n, cx) && sameType(cx, n, s.input(0), s.input(1))) {
                         return Rewrite.to(withResiduals(cx, n, g, s.input(0), s.input(1)));
                     }
                 }
                 return null;
             }),
             Rule.of("residual-into-gemm", (n, cx) -> {
-                if (n.op() == Op.ADD && feedsNorm(n, cx) && sumDies(n, n, cx)) {
+                if (!streamInGemm && n.op() == Op.ADD && feedsNorm(n, cx) && sumDies(n, n, cx)) {
                     return null; // the residual stream: the next norm's prologue takes it (fuse-norm)
                 }
                 for (int side = 0; side < 2 && n.op() == Op.ADD; side++) {
@@ -88,6 +114,7 @@ public final class FuseGemmEpilogue implements Pass {
                 }
                 return null;
             }));
+    }
 
     @Override
     public String name() {
@@ -104,8 +131,8 @@ public final class FuseGemmEpilogue implements Pass {
         Verifier.verify(g, name());
         // Two rounds: output casts, biases and activations settle first, so that the residual
         // rules see finished gemms on both sides of a residual stream.
-        Graph settled = RewriteEngine.run(name(), g, RULES.subList(0, 4));
-        return RewriteEngine.run(name(), settled, RULES);
+        Graph settled = RewriteEngine.run(name(), g, rules().subList(0, 4));
+        return RewriteEngine.run(name(), settled, rules());
     }
 
     /** Input i of n when it is a gemm that only n reads. */

@@ -18,18 +18,22 @@ import dev.lantern.ir.DType;
  * @param batch, heads, seqQ, seqK the spec's shape (all run-time arguments of the kernel)
  * @param headDim compile-time: 64 and 128 take the tensor-core kernel, others the general one
  * @param ropeBase 0, or RoPE (rotate-half, theta_i = base^(-2i/d), position = the row's index in
- *                 its sequence) applied to q and k inside the kernel, as they arrive in shared
- *                 memory: only the warp-specialised TMA wgmma tiles with two consumer warpgroups
- *                 do this ({@link CudaTarget.WgmmaTile#fusesRope}); other tiles refuse the spec
+ *                 its sequence) applied inside the kernel, as q (and k) arrive in shared memory
+ * @param ropeKeys with RoPE: true, the kernel rotates q and k (only the warp-specialised TMA
+ *                 wgmma tiles with two consumer warpgroups do this, {@link CudaTarget.WgmmaTile#fusesRope});
+ *                 false, q only, k comes rotated (any warp-specialised TMA tile,
+ *                 {@link CudaTarget.WgmmaTile#rotatesQueries}). Other tiles refuse the spec.
+ *                 Always false without RoPE.
  */
 public record AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
-                            double scale, DType dtype, double ropeBase) implements KernelSpec {
+                            double scale, DType dtype, double ropeBase, boolean ropeKeys) implements KernelSpec {
     public AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
                          double scale, DType dtype) {
-        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, 0);
+        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, 0, false);
     }
 
     public AttentionSpec {
+        ropeKeys = ropeKeys && ropeBase != 0;
         KernelSpec.checkName(name);
         KernelSpec.checkPositive(batch, name + ": batch");
         KernelSpec.checkPositive(heads, name + ": heads");
@@ -50,17 +54,25 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
 
     /** The same attention with RoPE applied to q and k inside the kernel (base 0: none). */
     public AttentionSpec withRope(double base) {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, true);
     }
 
-    /** Whether the kernel rotates q and k itself. */
+    /** The same attention with RoPE applied to q inside the kernel; k is given rotated (base 0: none). */
+    public AttentionSpec withQueryRope(double base) {
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, false);
+    }
+
+    /** Whether the kernel rotates q (and, with {@link #ropeKeys}, k) itself. */
     public boolean fusedRope() {
         return ropeBase > 0;
     }
 
-    /** Whether {@code target} renders this spec with RoPE inside the kernel: Hopper, a two-consumer TMA tile. */
+    /**
+     * Whether {@code target} renders this spec with its RoPE inside the kernel: Hopper, and a
+     * two-consumer TMA tile for q and k, any warp-specialised TMA tile for q alone.
+     */
     public boolean ropeFusable(CudaTarget target) {
-        return hopperPath(target) && target.wgmmaAttention().fusesRope();
+        return hopperPath(target) && (ropeKeys ? target.wgmmaAttention().fusesRope() : target.wgmmaAttention().rotatesQueries());
     }
 
     /** The usual 1/sqrt(head_dim) scale. */
@@ -89,8 +101,8 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
     public CudaKernelSource render(CudaTarget target) {
         target.requireDtype(dtype, name);
         if (fusedRope() && !ropeFusable(target)) {
-            throw new CodegenException(name + ": RoPE inside attention needs the Hopper kernel with two consumer "
-                    + "warpgroups and TMA copies; this target's tile is "
+            throw new CodegenException(name + ": RoPE inside attention needs the Hopper kernel with TMA copies and "
+                    + (ropeKeys ? "two consumer warpgroups" : "a producer warp") + "; this target's tile is "
                     + (target.wgmmaAttention() == null ? "not a wgmma one" : target.wgmmaAttention().tag()));
         }
         if (hopperPath(target)) {

@@ -190,11 +190,13 @@ final class AttentionWgmmaRenderer {
         // two consumer warpgroups with TMA: the producer is a whole warpgroup, so that it can hand
         // its registers to the consumers (setmaxnreg is warpgroup-wide): 24 for it, 240 for them
         boolean realloc = nc == 2 && tile.tma();
-        // RoPE inside (render() has checked the tile): the producer warpgroup's threads rotate each
-        // K tile once it lands, the consumers their own Q; the producer then keeps 64 registers
+        // RoPE inside (render() has checked the tile): the consumers rotate their own Q; with
+        // ropeKeys the producer warpgroup's threads also rotate each K tile once it lands, and then
+        // keep 64 registers
         boolean rope = spec.fusedRope();
-        int producerRegs = rope ? 64 : 24;
-        int consumerRegs = rope ? 216 : 240;
+        boolean ropeK = rope && spec.ropeKeys();
+        int producerRegs = ropeK ? 64 : 24;
+        int consumerRegs = ropeK ? 216 : 240;
         int producerThreads = realloc ? 128 : 32;
         int threads = nc * 128 + producerThreads;
         if (realloc) {
@@ -211,7 +213,7 @@ final class AttentionWgmmaRenderer {
         emitHeader(e, "wgmma, " + nc + " consumer warpgroup(s) + a producer warp, key tile " + tile.keyTile() + ", "
                         + tile.stages() + " K and V stages" + (tile.qInRegisters() ? ", Q in registers" : "")
                         + (tile.tma() ? ", tensor-memory-access copies" : ", cp.async copies")
-                        + (tile.pingPong() ? ", ping-pong GEMM issue" : "") + (rope ? ", RoPE on q and k" : ""),
+                        + (tile.pingPong() ? ", ping-pong GEMM issue" : "") + (ropeK ? ", RoPE on q and k" : rope ? ", RoPE on q" : ""),
                 String.format("constexpr int NC = %d, THREADS = NC * 128 + %d, BR = 64 * NC, BC = %d, STAGES = %d;",
                         nc, producerThreads, tile.keyTile(), tile.stages()),
                 "one warpgroup's Q; one K or V tile");
@@ -261,7 +263,7 @@ final class AttentionWgmmaRenderer {
             e.line("const long long bh = blockIdx.x / qblocks;");
             e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
             AttentionParams.emitBases(e, "T", !tma);  // with TMA the tensor maps address Q, K and V
-            e.comment("barriers: qfull, kfull[S], vfull[S], kempty[S], vempty[S]" + (rope ? ", kraw[S]" : "")
+            e.comment("barriers: qfull, kfull[S], vfull[S], kempty[S], vempty[S]" + (ropeK ? ", kraw[S]" : "")
                     + " (8 bytes each), then the tiles");
             e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem);");
             e.line("const unsigned bar = sraw, sbase = (sraw + 128 + 1023u) & ~1023u;");
@@ -270,7 +272,7 @@ final class AttentionWgmmaRenderer {
             e.line("#define LT_VFULL(s) (bar + 8 + (STAGES + (s)) * 8)");
             e.line("#define LT_KEMPTY(s) (bar + 8 + (2 * STAGES + (s)) * 8)");
             e.line("#define LT_VEMPTY(s) (bar + 8 + (3 * STAGES + (s)) * 8)");
-            if (rope) {
+            if (ropeK) {
                 e.line("#define LT_KRAW(s) (bar + 8 + (4 * STAGES + (s)) * 8)  // K landed, not yet rotated");
             }
             e.line("const unsigned sQ0 = sbase, sK0 = sQ0 + NC * QBYTES, sV0 = sK0 + STAGES * TBYTES;");
@@ -283,7 +285,7 @@ final class AttentionWgmmaRenderer {
             e.block("if (tid == 0)", () -> {
                 e.line("lt_mbar_init(LT_QFULL, FULL);");
                 e.block("for (int s = 0; s < STAGES; ++s)", () -> {
-                    e.line(rope ? "lt_mbar_init(LT_KRAW(s), FULL); lt_mbar_init(LT_KFULL(s), 128); lt_mbar_init(LT_VFULL(s), FULL);"
+                    e.line(ropeK ? "lt_mbar_init(LT_KRAW(s), FULL); lt_mbar_init(LT_KFULL(s), 128); lt_mbar_init(LT_VFULL(s), FULL);"
                             : "lt_mbar_init(LT_KFULL(s), FULL); lt_mbar_init(LT_VFULL(s), FULL);");
                     e.line("lt_mbar_init(LT_KEMPTY(s), NC * 128); lt_mbar_init(LT_VEMPTY(s), NC * 128);");
                 });
@@ -295,7 +297,7 @@ final class AttentionWgmmaRenderer {
                     if (realloc) {
                         e.line("asm volatile(\"setmaxnreg.dec.sync.aligned.u32 " + producerRegs + ";\\n\" ::: \"memory\");");
                     }
-                    if (rope) {
+                    if (ropeK) {
                         emitRopeProducer(e);
                         e.line("return;");
                         return;
@@ -412,7 +414,7 @@ final class AttentionWgmmaRenderer {
             for (String m : List.of("LT_QFULL", "LT_KFULL", "LT_VFULL", "LT_KEMPTY", "LT_VEMPTY", "LT_KBUF", "LT_VBUF")) {
                 e.line("#undef " + m);
             }
-            if (rope) {
+            if (ropeK) {
                 e.line("#undef LT_KRAW");
             }
         });

@@ -117,6 +117,11 @@ public record CudaTarget(
             return consumers == 2 && tma;
         }
 
+        /** Whether the consumers can rotate their Q in place (RoPE on q alone): any warp-specialised TMA tile. */
+        public boolean rotatesQueries() {
+            return consumers > 0 && tma;
+        }
+
         /** A short name for dumps and sweeps: {@code gk64s2b1}, {@code gk64s1b1q}, {@code gk128s2b1c2tp}. */
         public String tag() {
             return "gk" + keyTile + "s" + stages + "b" + minBlocks + (qInRegisters ? "q" : "")

@@ -44,8 +44,9 @@ import java.util.function.Function;
  * <li>attention: the fused kernel with q/k/v/o strides ({@code out_perm} becomes o's strides);
  *     {@code rope=true}: when the target's own attention tile can rotate q and k itself (Hopper,
  *     two consumer warpgroups and TMA: {@link AttentionSpec#ropeFusable}; not the default tile)
- *     the kernel reads them unrotated, in place; otherwise q and k are first roped (RopeSpec) into
- *     the kernel's planned scratch.
+ *     the kernel reads them unrotated, in place; otherwise k is first roped (RopeSpec) into the
+ *     kernel's planned scratch, and q too unless the tile rotates q alone (any warp-specialised
+ *     TMA tile, the H200 default: the kernel reads q unrotated, in place).
  * <li>norms, softmax, rope, elementwise chains, permute copies: their specs; any operand that a
  *     kernel cannot read through strides is copied to a contiguous transient buffer first.
  * </ul>
@@ -328,9 +329,17 @@ public final class CudaLowering {
             double base = n.attrs().getDouble("rope_base", 10000.0);
             // inside the kernel only when the session's own tile rotates (not the default: there the rotation
             // of each K tile costs about what the two rope kernels do, docs/perf-notes.md "RoPE inside")
-            if (q.strides()[3] == 1 && k.strides()[3] == 1 && q.dtype() == k.dtype() && spec.withRope(base).ropeFusable(target)) {
+            boolean inPlace = q.strides()[3] == 1 && k.strides()[3] == 1 && q.dtype() == k.dtype();
+            if (inPlace && spec.withRope(base).ropeFusable(target)) {
                 spec = spec.withRope(base); // the attention kernel rotates q and k as they arrive: no rope kernels
             } else {
+                // q inside the kernel where its tile can (each CTA rotates its own Q tile once, so
+                // this costs less than a rope kernel's pass over q), k by a rope kernel: every CTA of
+                // a head reads each K tile, so rotating K inside would repeat the work per query block
+                boolean queryInside = inPlace && queryRopeInside() && spec.withQueryRope(base).ropeFusable(target);
+                if (queryInside) {
+                    spec = spec.withQueryRope(base);
+                }
                 Map<String, Operand> ws = new HashMap<>();
                 kernel.workspace().forEach(w -> ws.put(w.role(), w));
                 Operand qw = ws.get("q_rope");
@@ -339,10 +348,14 @@ public final class CudaLowering {
                         && o.shape().numel() >= qs.numel()) {
                     // the planned scratch holds the roped q and k; the not-yet-written output is the
                     // staging buffer of the (b, h, s, d) copies, so no transient memory is needed
-                    q = ropedInto(q, base, o.buf(), workspaceView(qw));
+                    if (!queryInside) {
+                        q = ropedInto(q, base, o.buf(), workspaceView(qw));
+                    }
                     k = ropedInto(k, base, o.buf(), workspaceView(kw));
                 } else {
-                    q = roped(q, base);
+                    if (!queryInside) {
+                        q = roped(q, base);
+                    }
                     k = roped(k, base);
                 }
             }
@@ -372,6 +385,15 @@ public final class CudaLowering {
             a.add(new Step.I64(s[2]));
         }
         launch(spec, a);
+    }
+
+    /**
+     * Whether q may be rotated inside the attention kernel (default true). {@code
+     * -Dlantern.cuda.queryRopeInside=false} keeps both rope kernels: an ablation switch for
+     * measuring what the fusion gains (docs/perf-notes.md).
+     */
+    static boolean queryRopeInside() {
+        return !"false".equals(System.getProperty("lantern.cuda.queryRopeInside"));
     }
 
     private static View workspaceView(Operand w) {

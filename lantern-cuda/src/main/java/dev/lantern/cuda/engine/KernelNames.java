@@ -38,7 +38,7 @@ final class KernelNames {
                     x.outDtype(), x.input());
             case PermuteSpec x -> new PermuteSpec(n, x.inShape(), x.perm(), x.dtype());
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
-                    x.scale(), x.dtype(), x.ropeBase());
+                    x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys());
         };
     }
 }

@@ -62,16 +62,23 @@ public final class DumpKernels {
 
     private static AttentionSpec renamed(AttentionSpec a, String tag) {
         return new AttentionSpec(a.name() + "_" + tag, a.batch(), a.heads(), a.seqQ(), a.seqK(), a.headDim(), a.causal(),
-                a.scale(), a.dtype(), a.ropeBase());
+                a.scale(), a.dtype(), a.ropeBase(), a.ropeKeys());
     }
 
-    /** The same attention with RoPE inside (base 10000), through every tile that can rotate (tag suffix {@code r}). */
+    /**
+     * The same attention with RoPE inside (base 10000), through every tile that can rotate: q and k
+     * (tag suffix {@code r}), q alone (suffix {@code rq}).
+     */
     private static void writeRope(Path dir, List<String> entries, AttentionSpec a, List<CudaTarget.WgmmaTile> hopper)
             throws IOException {
         for (CudaTarget.WgmmaTile tile : hopper) {
             if (tile.fusesRope()) {
                 String tag = tile.tag() + "r";
                 entries.add(write(dir, renamed(a.withRope(10000), tag), CudaTarget.H200.withWgmmaAttention(tile), tag));
+            }
+            if (tile.rotatesQueries()) {
+                String tag = tile.tag() + "rq";
+                entries.add(write(dir, renamed(a.withQueryRope(10000), tag), CudaTarget.H200.withWgmmaAttention(tile), tag));
             }
         }
     }

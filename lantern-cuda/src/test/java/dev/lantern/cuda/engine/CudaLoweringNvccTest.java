@@ -81,23 +81,33 @@ class CudaLoweringNvccTest {
             for (Step s : CudaLoweringTest.lower(BlockConfig.named(block), true).steps()) {
                 if (s instanceof Step.Launch l && l.spec() instanceof dev.lantern.cuda.codegen.AttentionSpec a) {
                     for (var v : Autotuner.attentionVariants(CudaTarget.H200).entrySet()) {
+                        var w = v.getValue().wgmmaAttention();
                         try {
                             CudaKernelSource src = KernelNames.render(a, v.getValue());
                             unique.put(src.entry() + "_" + v.getKey(), src);
                         } catch (dev.lantern.cuda.codegen.CodegenException e) {
-                            refused.add(v.getKey()); // a tile the renderer refuses for this shape is never timed
+                            // a tile the renderer refuses for this spec is never timed: the mma.sync tile
+                            // that would spill at head_dim 128, and (the decoder's q-rope spec) the tiles
+                            // that cannot rotate q
+                            boolean expected = v.getKey().equals("w4m2k32s2")
+                                    || a.fusedRope() && (w == null || !w.rotatesQueries());
+                            assertTrue(expected, block + " refused " + v.getKey() + ": " + e.getMessage());
+                            refused.add(block + ":" + v.getKey());
                         }
-                        var w = v.getValue().wgmmaAttention();
                         if (w != null && w.fusesRope()) { // and with RoPE inside, on the tiles that rotate
                             CudaKernelSource src = KernelNames.render(a.withRope(10000), v.getValue());
                             unique.put(src.entry() + "_" + v.getKey() + "r", src);
+                        }
+                        if (w != null && w.rotatesQueries()) {
+                            CudaKernelSource src = KernelNames.render(a.withQueryRope(10000), v.getValue());
+                            unique.put(src.entry() + "_" + v.getKey() + "rq", src);
                         }
                     }
                 }
             }
         }
         assertTrue(unique.size() >= 2 * 10, "variants: " + unique.keySet());
-        assertTrue(refused.size() <= 2, "refused: " + refused);
+        assertTrue(refused.contains("encoder:w4m2k32s2") && refused.size() <= 8, "refused: " + refused);
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
             List<Future<String>> results = new ArrayList<>();

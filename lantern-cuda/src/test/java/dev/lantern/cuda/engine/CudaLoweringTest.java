@@ -1,12 +1,14 @@
 package dev.lantern.cuda.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.lantern.cuda.GemmSpec;
 import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.NormSpec;
 import dev.lantern.cuda.codegen.RopeSpec;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.Compiler;
@@ -35,15 +37,28 @@ class CudaLoweringTest {
         assertEquals(6, g.size());
         assertTrue(g.stream().allMatch(x -> x.spec().m() == 16 * 1024 && x.spec().batch() == 1), "batch folded into M");
         assertEquals(GemmSpec.Epilogue.GELU, g.get(4).spec().epilogue());
+        // the residual stream through C: the o projection adds x and writes x1, the down projection adds x1
+        Step.Gemm o = g.get(3);
+        assertEquals(Buf.value("x", 0).name(), o.c().name(), "x + attn through the o projection's C");
+        assertEquals(1f, o.beta());
         Step.Gemm down = g.get(5);
-        assertNotNull(down.c(), "residual x + attn through C");
-        assertEquals(Buf.value("17", 0).name(), down.c().name(), "the sum the residual norm wrote over the o projection");
+        assertNotNull(down.c(), "x1 + mlp through C");
+        assertEquals(o.d(), down.c(), "the down projection reads the x1 that the o projection wrote");
         assertEquals(1f, down.beta());
+        Step.Launch norm2 = (Step.Launch) l.steps().stream()
+                .filter(s -> s instanceof Step.Launch x && x.spec() instanceof NormSpec).toList().get(1);
+        assertFalse(((NormSpec) norm2.spec()).residual(), "the second norm reads x1 alone, no residual prologue");
+        assertEquals(o.d(), ((Step.Ptr) norm2.args().get(0)).buf());
         long ropes = l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).count();
-        assertEquals(2, ropes, "q and k roped before the attention kernel");
+        assertEquals(1, ropes, "k roped before the attention kernel");
         Step.Launch att = (Step.Launch) l.steps().stream()
                 .filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionSpec).findFirst().orElseThrow();
         assertEquals("wgmma", att.source().variant());
+        AttentionSpec as = (AttentionSpec) att.spec();
+        assertEquals(10000.0, as.ropeBase(), "the default tile rotates q itself");
+        assertFalse(as.ropeKeys());
+        assertEquals(g.get(0).d(), ((Step.Ptr) att.args().get(0)).buf(), "q read unrotated, in place");
+        assertEquals(List.of(new Step.I64(1024L * 4096), new Step.I64(128), new Step.I64(4096)), att.args().subList(7, 10));
         // o written through out_perm: (b, h, s) strides of a (b, s, h, d) buffer
         assertEquals(List.of(new Step.I64(1024L * 4096), new Step.I64(128), new Step.I64(4096)), att.args().subList(16, 19));
         assertEquals(9, l.model().kernels().size());
@@ -64,16 +79,30 @@ class CudaLoweringTest {
         assertEquals(g.get(0).d(), ((Step.Ptr) att.args().get(0)).buf());
         assertEquals(g.get(1).d(), ((Step.Ptr) att.args().get(1)).buf());
         assertEquals(List.of(new Step.I64(1024L * 4096), new Step.I64(128), new Step.I64(4096)), att.args().subList(7, 10));
-        // the default tile cannot rotate: the two rope kernels stay (decoderGemmsTake... above)
-        assertEquals(2, lower(BlockConfig.named("decoder"), true).steps().stream()
+        // the default tile rotates q alone: k's rope kernel stays (decoderGemmsTake... above)
+        assertEquals(1, lower(BlockConfig.named("decoder"), true).steps().stream()
                 .filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).count());
+    }
+
+    @Test
+    void theQueryRopeSwitchKeepsBothRopeKernels() {
+        System.setProperty("lantern.cuda.queryRopeInside", "false");
+        try {
+            CudaLowering.Lowered l = lower(BlockConfig.named("decoder"), true);
+            assertEquals(2, l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).count());
+            Step.Launch att = (Step.Launch) l.steps().stream()
+                    .filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionSpec).findFirst().orElseThrow();
+            assertEquals(0.0, ((AttentionSpec) att.spec()).ropeBase());
+        } finally {
+            System.clearProperty("lantern.cuda.queryRopeInside");
+        }
     }
 
     @Test
     void decoderNeedsNoTransientOrScratchMemory() {
         CudaLowering.Lowered l = lower(BlockConfig.named("decoder"), true);
         assertEquals(0, l.transientBytes(), "roped q/k live in the kernel's planned (bf16) scratch");
-        assertEquals(List.of(), l.scratch(), "the residual sum overwrites the attention output projection");
+        assertEquals(List.of(), l.scratch(), "the o projection writes the residual stream x1 itself");
     }
 
     @Test

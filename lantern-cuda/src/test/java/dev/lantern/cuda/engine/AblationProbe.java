@@ -1,0 +1,90 @@
+package dev.lantern.cuda.engine;
+
+import dev.lantern.cuda.CudaDevice;
+import dev.lantern.frontend.nn.BlockConfig;
+import dev.lantern.frontend.nn.TransformerBlock;
+import dev.lantern.ir.DType;
+import dev.lantern.runtime.GraphPolicy;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A GPU-machine probe (not a test): the compiled forward of a big block with each fusion
+ * switch on and off ({@code lantern.fuse.residualStreamInGemm}, {@code lantern.cuda.queryRopeInside}),
+ * and the eager forward, all open at once and timed in interleaved rounds under sustained load,
+ * so that every form meets the same power-limited GPU. GEMM choices are shared (one tune cache).
+ * Usage: {@code AblationProbe decoder [encoder ...]}.
+ */
+public final class AblationProbe {
+    private AblationProbe() {}
+
+    private static final String RESIDUAL = "lantern.fuse.residualStreamInGemm";
+    private static final String QROPE = "lantern.cuda.queryRopeInside";
+
+    public static void main(String[] args) {
+        try (CudaDevice device = CudaDevice.open(0)) {
+            for (String name : args) {
+                probe(device, BlockConfig.named(name));
+            }
+        }
+    }
+
+    private static void probe(CudaDevice device, BlockConfig cfg) {
+        var model = TransformerBlock.build(cfg, DType.BF16);
+        TuneCache tune = TuneCache.none();
+        Map<String, CudaSession> forms = new LinkedHashMap<>();
+        try {
+            for (boolean residual : new boolean[]{false, true}) {
+                for (boolean qrope : new boolean[]{false, true}) {
+                    System.setProperty(RESIDUAL, Boolean.toString(residual));
+                    System.setProperty(QROPE, Boolean.toString(qrope));
+                    try {
+                        CudaSession s = CudaSession.open(device, model.graph(), null,
+                                CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF).withAutotune(tune));
+                        forms.put((residual ? "residual-in-gemm" : "residual-in-norm") + (qrope ? " q-rope-inside" : " two-ropes"), s);
+                        s.fillInputs(7);
+                        s.autotune();
+                    } finally {
+                        System.clearProperty(RESIDUAL);
+                        System.clearProperty(QROPE);
+                    }
+                }
+            }
+            CudaSession eager = CudaSession.open(device, model.graph(), null, CudaSession.Options.eager());
+            forms.put("eager", eager);
+            eager.fillInputs(7);
+            int rounds = 5;
+            Map<String, List<Double>> sustained = new LinkedHashMap<>();
+            Map<String, List<Double>> bench = new LinkedHashMap<>();
+            for (int r = 0; r < rounds; r++) {
+                for (var en : forms.entrySet()) {
+                    CudaSession s = en.getValue();
+                    double su = s.sustainedMs(s::forward, 300, 30);
+                    double b = s.timeMs(s::forward, 3, 30);
+                    sustained.computeIfAbsent(en.getKey(), k -> new ArrayList<>()).add(su);
+                    bench.computeIfAbsent(en.getKey(), k -> new ArrayList<>()).add(b);
+                    System.out.printf(Locale.ROOT, "%s round %d %-34s sustained %.4f bench-style %.4f%n", cfg.name(), r, en.getKey(), su, b);
+                }
+            }
+            double eagerMs = median(bench.get("eager"));
+            for (String k : forms.keySet()) {
+                double b = median(bench.get(k));
+                System.out.printf(Locale.ROOT, "%s median %-34s sustained %.4f bench-style %.4f eager/this %.3f%n",
+                        cfg.name(), k, median(sustained.get(k)), b, eagerMs / b);
+            }
+            CudaSession best = forms.get("residual-in-gemm q-rope-inside");
+            for (CudaSession.StepTime t : best.profileInForward(3, 30)) {
+                System.out.printf(Locale.ROOT, "  %8.4f in forward  %s%n", t.ms(), t.op());
+            }
+        } finally {
+            forms.values().forEach(CudaSession::close);
+        }
+    }
+
+    private static double median(List<Double> v) {
+        return EventTiming.median(v.stream().mapToDouble(Double::doubleValue).toArray());
+    }
+}
