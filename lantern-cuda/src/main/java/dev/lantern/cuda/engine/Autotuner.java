@@ -206,10 +206,10 @@ final class Autotuner {
                 t), CudaTarget.H200);
     }
 
-    /** Best candidate of one GEMM (cached index, else timed up to 16); its median ms (MAX_VALUE when taken from the cache). */
+    /** Best candidate of one GEMM (cached index, else timed up to {@link CudaSession#GEMM_CANDIDATES}); its median ms (MAX_VALUE when taken from the cache). */
     private double tuneOne(Step.Gemm g, CublasLtGemm plan, Map<GemmSpec, Integer> choice) {
         String key = gemmKey(g.spec(), gpu);
-        int n = Math.max(1, Math.min(16, plan.candidates().size()));
+        int n = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, plan.candidates().size()));
         String cached = cache.get(key);
         if (cached != null || choice.containsKey(g.spec())) {
             int c = cached == null ? choice.get(g.spec()) : Integer.parseInt(cached);

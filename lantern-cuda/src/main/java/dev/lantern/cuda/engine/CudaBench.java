@@ -222,11 +222,11 @@ public final class CudaBench {
         }
     }
 
-    /** {best median ms, candidate} of {@code spec} over up to 16 heuristic candidates (or the cached one), then {@code after} in place on d. */
+    /** {best median ms, candidate} of {@code spec} over up to {@link CudaSession#GEMM_CANDIDATES} heuristic candidates (or the cached one), then {@code after} in place on d. */
     private double[] bestGemm(CublasLtHandle lt, CudaStream s, GemmSpec spec, CudaKernelSource after, CudaStorage a, CudaStorage b,
                               CudaStorage bias, CudaStorage d, CudaStorage ws) {
-        try (CublasLtGemm g = lt.plan(spec, CudaSession.WORKSPACE_BYTES, 16)) {
-            int cands = Math.max(1, Math.min(16, g.candidates().size()));
+        try (CublasLtGemm g = lt.plan(spec, CudaSession.WORKSPACE_BYTES, CudaSession.GEMM_CANDIDATES)) {
+            int cands = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, g.candidates().size()));
             String key = Autotuner.gemmKey(spec, device.target().name());
             String cached = tune.get(key);
             Runnable tail = () -> { };

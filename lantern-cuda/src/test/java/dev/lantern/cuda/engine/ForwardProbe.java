@@ -40,16 +40,19 @@ public final class ForwardProbe {
             e.fillInputs(7);
             s.autotune();
             Map<GemmSpec, Integer> burst = new HashMap<>(s.gemmChoices());
-            Map<GemmSpec, Step.Gemm> first = new LinkedHashMap<>();
+            // one step per (spec, with C or not): the o projection's +C shares its spec with q, k, v
+            Map<String, Step.Gemm> first = new LinkedHashMap<>();
             for (Step st : s.lowered().steps()) {
                 if (st instanceof Step.Gemm g) {
-                    first.putIfAbsent(g.spec(), g);
+                    first.putIfAbsent(g.spec() + (g.c() != null ? " +C" : ""), g);
                 }
             }
             Map<GemmSpec, Integer> sustained = new HashMap<>(burst);
+            Map<GemmSpec, Double> sustainedBest = new HashMap<>();
             for (var en : first.entrySet()) {
-                GemmSpec spec = en.getKey();
-                int n = Math.max(1, Math.min(16, s.gemm(spec).candidates().size()));
+                GemmSpec spec = en.getValue().spec();
+                var cands = s.gemm(spec).candidates();
+                int n = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, cands.size()));
                 List<String> row = new ArrayList<>();
                 int best = -1;
                 double bestMs = Double.MAX_VALUE;
@@ -59,7 +62,9 @@ public final class ForwardProbe {
                     try {
                         double b = s.timeMs(g, 2, 5);
                         double su = s.sustainedMs(g, 200, 40);
-                        row.add(String.format(Locale.ROOT, "%d:%.3f/%.3f", c, b, su));
+                        java.nio.ByteBuffer algo = java.nio.ByteBuffer.wrap(cands.get(c).algo()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+                        row.add(String.format(Locale.ROOT, "%d:%.3f/%.3f[w%.2f %x %x]", c, b, su, cands.get(c).waves(),
+                                algo.getLong(0), algo.getLong(8)));
                         if (su < bestMs) {
                             bestMs = su;
                             best = c;
@@ -68,11 +73,14 @@ public final class ForwardProbe {
                         row.add(c + ":fail");
                     }
                 }
-                sustained.put(spec, best);
+                if (en.getValue().c() == null || !sustained.containsKey(spec) || !sustainedBest.containsKey(spec)) {
+                    sustained.put(spec, best);
+                    sustainedBest.put(spec, bestMs);
+                }
                 s.chooseGemm(spec, burst.getOrDefault(spec, 0));
-                System.out.printf(Locale.ROOT, "%s gemm %dx%dx%d %s: burst pick %d, sustained pick %d%n   burst/sustained ms %s%n",
-                        cfg.name(), spec.m(), spec.n(), spec.k(), spec.epilogue(), burst.getOrDefault(spec, 0), best,
-                        String.join(" ", row));
+                System.out.printf(Locale.ROOT, "%s gemm %dx%dx%d %s%s: %d candidates, tuned pick %d, sustained pick %d (%.4f ms)%n   burst/sustained ms %s%n",
+                        cfg.name(), spec.m(), spec.n(), spec.k(), spec.epilogue(), en.getValue().c() != null ? " +C" : "", cands.size(),
+                        burst.getOrDefault(spec, 0), best, bestMs, String.join(" ", row));
             }
             int rounds = 5;
             double[] a = new double[rounds];
