@@ -78,6 +78,59 @@ public final class CublasLtGemm implements AutoCloseable {
         return spec;
     }
 
+    /**
+     * Neighbours of the first {@code top} heuristic candidates that cuBLASLt accepts for this
+     * problem within {@code maxWorkspaceBytes}: the same kernel with another thread-block cluster
+     * (1x1, 2x1, 1x2, 2x2) or the other CTA swizzling, each at most once and none equal to a
+     * heuristic candidate. The heuristic ranks by a model of an unthrottled GPU; these are for
+     * timing under sustained load (probes).
+     */
+    public List<CublasLt.Heuristic> neighbours(int top, long maxWorkspaceBytes) {
+        device.makeCurrent();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        candidates.forEach(h -> seen.add(java.util.HexFormat.of().formatHex(h.algo())));
+        List<CublasLt.Heuristic> out = new java.util.ArrayList<>();
+        for (CublasLt.Heuristic h : candidates.subList(0, Math.min(top, candidates.size()))) {
+            long swizzle = lt.algoConfig(h.algo(), CublasLt.ALGO_CONFIG_CTA_SWIZZLING);
+            for (int cluster : new int[]{CublasLt.CLUSTER_SHAPE_1x1x1, CublasLt.CLUSTER_SHAPE_2x1x1,
+                    CublasLt.CLUSTER_SHAPE_1x2x1, CublasLt.CLUSTER_SHAPE_2x2x1}) {
+                for (long sw : new long[]{swizzle, 1 - Math.min(1, swizzle)}) {
+                    byte[] algo;
+                    try {
+                        algo = lt.withAlgoConfig(lt.withAlgoConfig(h.algo(), CublasLt.ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster),
+                                CublasLt.ALGO_CONFIG_CTA_SWIZZLING, sw);
+                    } catch (RuntimeException e) {
+                        continue; // an attribute this algo does not take
+                    }
+                    CublasLt.Heuristic checked = lt.algoCheck(handle, desc, aLayout, bLayout, cLayout, dLayout, algo);
+                    if (checked != null && checked.workspaceBytes() <= maxWorkspaceBytes
+                            && seen.add(java.util.HexFormat.of().formatHex(checked.algo()))) {
+                        out.add(checked);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Tile, stages, cluster and swizzle of {@code algo}, for logs: {@code t23 s12 c3 w0}. */
+    public String describe(byte[] algo) {
+        return "t" + lt.algoConfig(algo, CublasLt.ALGO_CONFIG_TILE_ID) + " s" + lt.algoConfig(algo, CublasLt.ALGO_CONFIG_STAGES_ID)
+                + " c" + lt.algoConfig(algo, CublasLt.ALGO_CONFIG_CLUSTER_SHAPE_ID) + " w" + lt.algoConfig(algo, CublasLt.ALGO_CONFIG_CTA_SWIZZLING)
+                + " k" + lt.algoConfig(algo, CublasLt.ALGO_CONFIG_SPLITK_NUM);
+    }
+
+    /** As {@link #run}, with an explicit algo (a {@link #neighbours} entry). */
+    public void runAlgo(CudaStream stream, long a, long b, long c, long d, long bias, float alpha, float beta,
+                        long workspace, long workspaceBytes, byte[] algo) {
+        device.makeCurrent();
+        if (spec.epilogue().hasBias()) {
+            lt.matmulDescSetLong(desc, CublasLt.MATMUL_DESC_BIAS_POINTER, bias);
+        }
+        lt.matmul(handle, desc, alpha, b, aLayout, a, bLayout, beta, c == 0 ? d : c, cLayout, d, dLayout, algo,
+                workspace, workspaceBytes, stream.handle());
+    }
+
     /** Heuristic candidates, best first (possibly empty: then {@link #run} lets cuBLASLt choose). */
     public List<CublasLt.Heuristic> candidates() {
         return candidates;

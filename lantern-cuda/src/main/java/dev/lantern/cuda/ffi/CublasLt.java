@@ -54,6 +54,18 @@ public final class CublasLt {
     public static final int ORDER_ROW = 1;
     // cublasLtMatmulPreferenceAttributes_t
     public static final int PREF_MAX_WORKSPACE_BYTES = 1;
+    // cublasLtMatmulAlgoConfigAttributes_t (all uint32 but INNER_SHAPE_ID and CLUSTER_SHAPE_ID, uint16)
+    public static final int ALGO_CONFIG_ID = 0;
+    public static final int ALGO_CONFIG_TILE_ID = 1;
+    public static final int ALGO_CONFIG_SPLITK_NUM = 2;
+    public static final int ALGO_CONFIG_CTA_SWIZZLING = 4;
+    public static final int ALGO_CONFIG_STAGES_ID = 6;
+    public static final int ALGO_CONFIG_CLUSTER_SHAPE_ID = 8;
+    // cublasLtClusterShape_t
+    public static final int CLUSTER_SHAPE_1x1x1 = 2;
+    public static final int CLUSTER_SHAPE_2x1x1 = 3;
+    public static final int CLUSTER_SHAPE_1x2x1 = 5;
+    public static final int CLUSTER_SHAPE_2x2x1 = 6;
 
     /** cublasLtMatmulHeuristicResult_t: algo (uint64[8]), size_t workspaceSize, status, float waves, int[4]. */
     static final long HEURISTIC_RESULT_BYTES = 96;
@@ -82,6 +94,9 @@ public final class CublasLt {
     private final Fn cublasLtMatmulPreferenceSetAttribute;
     private final Fn cublasLtMatmulPreferenceDestroy;
     private final Fn cublasLtMatmulAlgoGetHeuristic;
+    private final Fn cublasLtMatmulAlgoConfigGetAttribute;
+    private final Fn cublasLtMatmulAlgoConfigSetAttribute;
+    private final Fn cublasLtMatmulAlgoCheck;
     private final Fn cublasLtMatmul;
 
     public CublasLt(NativeLibrary lib) {
@@ -107,6 +122,14 @@ public final class CublasLt {
         cublasLtMatmulAlgoGetHeuristic = lib.fn(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG,
                 JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS),
                 "cublasLtMatmulAlgoGetHeuristic");
+        // (algo*, attr, buf*, size, written*) and (algo*, attr, buf*, size)
+        cublasLtMatmulAlgoConfigGetAttribute = lib.fn(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS,
+                JAVA_LONG, ADDRESS), "cublasLtMatmulAlgoConfigGetAttribute");
+        cublasLtMatmulAlgoConfigSetAttribute = lib.fn(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS,
+                JAVA_LONG), "cublasLtMatmulAlgoConfigSetAttribute");
+        // (handle, op, Adesc, Bdesc, Cdesc, Ddesc, algo*, result*)
+        cublasLtMatmulAlgoCheck = lib.fn(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG,
+                JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS), "cublasLtMatmulAlgoCheck");
         // (handle, desc, alpha*, A, Adesc, B, Bdesc, beta*, C, Cdesc, D, Ddesc, algo*, ws, wsBytes, stream)
         cublasLtMatmul = lib.fn(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG,
                 JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS,
@@ -233,6 +256,58 @@ public final class CublasLt {
                         r.get(JAVA_FLOAT, 76)));
             }
             return out;
+        } catch (Throwable t) {
+            throw CudaDriver.rethrow(t);
+        }
+    }
+
+    private static int configBytes(int attribute) {
+        return attribute == ALGO_CONFIG_CLUSTER_SHAPE_ID || attribute == 7 ? 2 : 4;
+    }
+
+    /** One configuration attribute of an algo ({@code ALGO_CONFIG_*}), unsigned. */
+    public long algoConfig(byte[] algo, int attribute) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment algoSeg = arena.allocateFrom(JAVA_BYTE, algo);
+            MemorySegment buf = arena.allocate(8, 8);
+            MemorySegment written = arena.allocate(JAVA_LONG);
+            check(cublasLtMatmulAlgoConfigGetAttribute, (int) cublasLtMatmulAlgoConfigGetAttribute.handle()
+                    .invokeExact(algoSeg, attribute, buf, (long) configBytes(attribute), written));
+            return configBytes(attribute) == 2 ? Short.toUnsignedLong(buf.get(java.lang.foreign.ValueLayout.JAVA_SHORT, 0))
+                    : Integer.toUnsignedLong(buf.get(JAVA_INT, 0));
+        } catch (Throwable t) {
+            throw CudaDriver.rethrow(t);
+        }
+    }
+
+    /** A copy of {@code algo} with one configuration attribute changed (not yet checked: {@link #algoCheck}). */
+    public byte[] withAlgoConfig(byte[] algo, int attribute, long value) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment algoSeg = arena.allocateFrom(JAVA_BYTE, algo);
+            MemorySegment buf = arena.allocate(8, 8);
+            if (configBytes(attribute) == 2) {
+                buf.set(java.lang.foreign.ValueLayout.JAVA_SHORT, 0, (short) value);
+            } else {
+                buf.set(JAVA_INT, 0, (int) value);
+            }
+            check(cublasLtMatmulAlgoConfigSetAttribute, (int) cublasLtMatmulAlgoConfigSetAttribute.handle()
+                    .invokeExact(algoSeg, attribute, buf, (long) configBytes(attribute)));
+            return algoSeg.toArray(JAVA_BYTE);
+        } catch (Throwable t) {
+            throw CudaDriver.rethrow(t);
+        }
+    }
+
+    /** Whether {@code algo} can run this problem: its workspace and waves, or null when it cannot. */
+    public Heuristic algoCheck(long handle, long op, long a, long b, long c, long d, byte[] algo) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment algoSeg = arena.allocateFrom(JAVA_BYTE, algo);
+            MemorySegment r = arena.allocate(HEURISTIC_RESULT_BYTES, 8);
+            int status = (int) cublasLtMatmulAlgoCheck.handle().invokeExact(handle, op, a, b, c, d, algoSeg, r);
+            if (status != 0 || r.get(JAVA_INT, 72) != 0) {
+                return null;
+            }
+            return new Heuristic(algo.clone(), r.get(JAVA_LONG, 64), r.get(JAVA_FLOAT, 76));
         } catch (Throwable t) {
             throw CudaDriver.rethrow(t);
         }
