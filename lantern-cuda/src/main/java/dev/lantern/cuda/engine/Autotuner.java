@@ -159,7 +159,7 @@ final class Autotuner {
      * an elementwise GELU in place; the faster form is cached ({@code <key>.split = 1|0}).
      * Returns whether some GEMM is to be split (the session then lowers again).
      */
-    boolean tuneGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<GemmSpec, Integer> choice) {
+    boolean tuneGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<Step.GemmUse, Integer> choice) {
         boolean split = false;
         for (Step s : lowered.steps()) {
             if (!(s instanceof Step.Gemm g)) {
@@ -207,19 +207,19 @@ final class Autotuner {
     }
 
     /** Best candidate of one GEMM (cached index, else timed up to {@link CudaSession#GEMM_CANDIDATES}); its median ms (MAX_VALUE when taken from the cache). */
-    private double tuneOne(Step.Gemm g, CublasLtGemm plan, Map<GemmSpec, Integer> choice) {
-        String key = gemmKey(g.spec(), gpu);
+    private double tuneOne(Step.Gemm g, CublasLtGemm plan, Map<Step.GemmUse, Integer> choice) {
+        String key = useKey(g.use(), gpu);
         int n = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, plan.candidates().size()));
         String cached = cache.get(key);
-        if (cached != null || choice.containsKey(g.spec())) {
-            int c = cached == null ? choice.get(g.spec()) : Integer.parseInt(cached);
-            choice.put(g.spec(), c < n ? c : 0);
+        if (cached != null || choice.containsKey(g.use())) {
+            int c = cached == null ? choice.get(g.use()) : Integer.parseInt(cached);
+            choice.put(g.use(), c < n ? c : 0);
             return loadedMs(session.bind(g));
         }
         int best = 0;
         double bestMs = Double.MAX_VALUE;
         for (int c = 0; c < n; c++) {
-            choice.put(g.spec(), c);
+            choice.put(g.use(), c);
             try {
                 double ms = loadedMs(session.bind(g));
                 if (ms < bestMs) {
@@ -230,9 +230,14 @@ final class Autotuner {
                 // a candidate that fails at run time is never chosen
             }
         }
-        choice.put(g.spec(), best);
+        choice.put(g.use(), best);
         cache.put(key, Integer.toString(best));
         return bestMs;
+    }
+
+    /** The cache key of a GEMM use: the spec's key, {@code .c} when it reads C. */
+    static String useKey(Step.GemmUse use, String gpu) {
+        return gemmKey(use.spec(), gpu) + (use.withC() ? ".c" : "");
     }
 
     /** Work that runs this long (GEMMs of ~70 GFLOP and up, big attention) is timed under sustained load. */
@@ -253,13 +258,13 @@ final class Autotuner {
     }
 
     /** At open: the cached GEMM choices, without timing. */
-    void applyCachedGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<GemmSpec, Integer> choice) {
+    void applyCachedGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<Step.GemmUse, Integer> choice) {
         for (Step s : lowered.steps()) {
-            if (s instanceof Step.Gemm g && !choice.containsKey(g.spec())) {
-                String cached = cache.get(gemmKey(g.spec(), gpu));
+            if (s instanceof Step.Gemm g && !choice.containsKey(g.use())) {
+                String cached = cache.get(useKey(g.use(), gpu));
                 if (cached != null) {
                     int c = Integer.parseInt(cached);
-                    choice.put(g.spec(), c < gemms.get(g.spec()).candidates().size() ? c : 0);
+                    choice.put(g.use(), c < gemms.get(g.spec()).candidates().size() ? c : 0);
                 }
             }
         }

@@ -103,7 +103,7 @@ public final class CudaSession implements AutoCloseable {
     private final Map<String, CudaModule.CudaKernel> kernels = new HashMap<>();
     private final List<CudaModule> loadedModules = new ArrayList<>();
     private final Map<GemmSpec, CublasLtGemm> gemms = new LinkedHashMap<>();
-    private final Map<GemmSpec, Integer> gemmChoice = new HashMap<>();
+    private final Map<Step.GemmUse, Integer> gemmChoice = new HashMap<>();
     private final CublasLtHandle lt;
     private final ModuleCache modules;
     private final GraphRunner graphs;
@@ -437,8 +437,8 @@ public final class CudaSession implements AutoCloseable {
     }
 
     /** Sets one GEMM's cuBLASLt candidate and rebinds the forward (the in-forward tuner, probes). */
-    void chooseGemm(GemmSpec spec, int candidate) {
-        gemmChoice.put(spec, candidate);
+    void chooseGemm(Step.GemmUse use, int candidate) {
+        gemmChoice.put(use, candidate);
         bound = bindAll();
     }
 
@@ -486,7 +486,7 @@ public final class CudaSession implements AutoCloseable {
                 long bias = gs.bias() == null ? 0 : address(gs.bias());
                 float beta = gs.beta();
                 long ws = workspace.address();
-                int choice = gemmChoice.getOrDefault(gs.spec(), 0);
+                int choice = gemmChoice.getOrDefault(gs.use(), 0);
                 yield () -> gemm.run(stream, a, b, c, d, bias, 1f, beta, ws, WORKSPACE_BYTES, choice);
             }
         };
@@ -627,7 +627,7 @@ public final class CudaSession implements AutoCloseable {
         return Math.max(peakAllocated, alloc.stats().allocated());
     }
 
-    public Map<GemmSpec, Integer> gemmChoices() {
+    public Map<Step.GemmUse, Integer> gemmChoices() {
         return Map.copyOf(gemmChoice);
     }
 

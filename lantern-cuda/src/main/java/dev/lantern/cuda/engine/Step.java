@@ -44,5 +44,17 @@ public sealed interface Step permits Step.Launch, Step.Gemm {
         public double flops() {
             return 2.0 * spec.m() * spec.n() * spec.k() * spec.batch();
         }
+
+        /** What the autotuner chooses a cuBLASLt candidate for: the spec, and whether C is read. */
+        public GemmUse use() {
+            return new GemmUse(spec, c != null);
+        }
     }
+
+    /**
+     * A GEMM spec as one step uses it: with a C input (beta = 1) the epilogue reads a third
+     * matrix, and the fastest candidate can differ (measured on the H200: the o projection's
+     * best candidate with C is not the q projection's without), so each use is tuned alone.
+     */
+    record GemmUse(GemmSpec spec, boolean withC) {}
 }

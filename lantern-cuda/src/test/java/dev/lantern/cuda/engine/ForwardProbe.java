@@ -39,7 +39,7 @@ public final class ForwardProbe {
             s.fillInputs(7);
             e.fillInputs(7);
             s.autotune();
-            Map<GemmSpec, Integer> burst = new HashMap<>(s.gemmChoices());
+            Map<Step.GemmUse, Integer> burst = new HashMap<>(s.gemmChoices());
             // one step per (spec, with C or not): the o projection's +C shares its spec with q, k, v
             Map<String, Step.Gemm> first = new LinkedHashMap<>();
             for (Step st : s.lowered().steps()) {
@@ -47,17 +47,17 @@ public final class ForwardProbe {
                     first.putIfAbsent(g.spec() + (g.c() != null ? " +C" : ""), g);
                 }
             }
-            Map<GemmSpec, Integer> sustained = new HashMap<>(burst);
-            Map<GemmSpec, Double> sustainedBest = new HashMap<>();
+            Map<Step.GemmUse, Integer> sustained = new HashMap<>(burst);
             for (var en : first.entrySet()) {
                 GemmSpec spec = en.getValue().spec();
+                Step.GemmUse use = en.getValue().use();
                 var cands = s.gemm(spec).candidates();
                 int n = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, cands.size()));
                 List<String> row = new ArrayList<>();
                 int best = -1;
                 double bestMs = Double.MAX_VALUE;
                 for (int c = 0; c < n; c++) {
-                    s.chooseGemm(spec, c);
+                    s.chooseGemm(use, c);
                     Runnable g = s.bind(en.getValue());
                     try {
                         double b = s.timeMs(g, 2, 5);
@@ -73,14 +73,11 @@ public final class ForwardProbe {
                         row.add(c + ":fail");
                     }
                 }
-                if (en.getValue().c() == null || !sustained.containsKey(spec) || !sustainedBest.containsKey(spec)) {
-                    sustained.put(spec, best);
-                    sustainedBest.put(spec, bestMs);
-                }
-                s.chooseGemm(spec, burst.getOrDefault(spec, 0));
+                sustained.put(use, best);
+                s.chooseGemm(use, burst.getOrDefault(use, 0));
                 System.out.printf(Locale.ROOT, "%s gemm %dx%dx%d %s%s: %d candidates, tuned pick %d, sustained pick %d (%.4f ms)%n   burst/sustained ms %s%n",
                         cfg.name(), spec.m(), spec.n(), spec.k(), spec.epilogue(), en.getValue().c() != null ? " +C" : "", cands.size(),
-                        burst.getOrDefault(spec, 0), best, bestMs, String.join(" ", row));
+                        burst.getOrDefault(use, 0), best, bestMs, String.join(" ", row));
             }
             int rounds = 5;
             double[] a = new double[rounds];
