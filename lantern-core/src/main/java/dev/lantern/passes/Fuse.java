@@ -15,6 +15,7 @@ public final class Fuse implements Pass {
     static final List<Pass> STEPS = steps(false);
 
     private final List<Pass> steps;
+    private final boolean residualStreamInGemm;
 
     /** The default forms (the CPU pipeline, {@code lantern opt --passes fuse}). */
     public Fuse() {
@@ -24,6 +25,7 @@ public final class Fuse implements Pass {
     /** {@code residualStreamInGemm}: see {@link FuseGemmEpilogue#FuseGemmEpilogue(boolean)} (the CUDA pipeline). */
     public Fuse(boolean residualStreamInGemm) {
         this.steps = steps(residualStreamInGemm);
+        this.residualStreamInGemm = residualStreamInGemm;
     }
 
     private static List<Pass> steps(boolean residualStreamInGemm) {
@@ -32,12 +34,13 @@ public final class Fuse implements Pass {
 
     @Override
     public String name() {
-        return "fuse";
+        return residualStreamInGemm ? "fuse-cuda" : "fuse";
     }
 
     @Override
     public String summary() {
-        return "fuse-gemm, then fuse-norm, then fuse-elementwise";
+        return residualStreamInGemm ? "fuse-gemm-cuda, then fuse-norm, then fuse-elementwise (the CUDA pipeline's fuse)"
+                : "fuse-gemm, then fuse-norm, then fuse-elementwise";
     }
 
     @Override

@@ -118,12 +118,13 @@ public final class FuseGemmEpilogue implements Pass {
 
     @Override
     public String name() {
-        return "fuse-gemm";
+        return residualStreamInGemm ? "fuse-gemm-cuda" : "fuse-gemm";
     }
 
     @Override
     public String summary() {
-        return "matmul -> gemm, with output cast, bias, activation and residual adds folded into its epilogue";
+        return "matmul -> gemm, with output cast, bias, activation and residual adds folded into its epilogue"
+                + (residualStreamInGemm ? "; the residual stream a norm reads too (the CUDA pipeline's form)" : "");
     }
 
     @Override

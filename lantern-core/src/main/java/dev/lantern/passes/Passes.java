@@ -22,7 +22,9 @@ public final class Passes {
         register(() -> new Autocast(DType.BF16));
         register(() -> new Autocast(DType.F16));
         register(Fuse::new);
+        register(() -> new Fuse(true));
         register(FuseGemmEpilogue::new);
+        register(() -> new FuseGemmEpilogue(true));
         register(FuseNorm::new);
         register(FuseElementwise::new);
         register(() -> new Partition(Target.cpu()));

@@ -170,6 +170,32 @@ class KernelSpecTest {
     }
 
     @Test
+    void queryRopeInsideAttentionOnEveryWarpSpecialisedTmaTile() {
+        AttentionSpec plain = AttentionSpec.of("a", 16, 32, 1024, 1024, 128, true, BF16);
+        AttentionSpec a = plain.withQueryRope(10000);
+        assertTrue(a.fusedRope());
+        assertFalse(a.ropeKeys());
+        assertFalse(plain.withQueryRope(0).ropeKeys(), "no RoPE, no keys to rotate");
+        assertEquals(plain, plain.withQueryRope(0));
+        // the H200's default tile (one consumer warpgroup, TMA) rotates q but not k
+        assertTrue(a.ropeFusable(H200));
+        assertFalse(plain.withRope(10000).ropeFusable(H200));
+        String src = a.render(H200).source();
+        assertTrue(src.contains("RoPE on q)"), "the banner says what the kernel rotates");
+        assertTrue(src.contains("lt_rope_chunk(sQ + r * 128"), "the consumers rotate their Q tile");
+        assertFalse(src.contains("LT_KRAW"), "K arrives rotated: no raw-K barrier, no producer rotation");
+        assertTrue(src.contains("lt_mbar_init(LT_KFULL(s), FULL)"));
+        assertTrue(src.contains("__device__ const float a_theta[64]"));
+        // two consumers: the producer keeps its 24 registers (it rotates nothing)
+        CudaTarget two = H200.withWgmmaAttention(new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true));
+        assertTrue(a.render(two).source().contains("setmaxnreg.dec.sync.aligned.u32 24;"));
+        // no TMA (cp.async tiles), no producer, the mma.sync kernel: refused, never wrong
+        assertThrows(CodegenException.class, () -> a.render(H200.withWgmmaAttention(new CudaTarget.WgmmaTile(64, 1, 1, false))));
+        assertThrows(CodegenException.class, () -> a.render(H200.withWgmmaAttention(new CudaTarget.WgmmaTile(64, 2, 2, false, 1))));
+        assertThrows(CodegenException.class, () -> a.render(H200.withAttention(H200.attention64(), H200.attention128())));
+    }
+
+    @Test
     void attentionFastPathOnlyForItsHeadDims() {
         AttentionSpec a = AttentionSpec.of("a", 16, 32, 1024, 1024, 128, true, BF16);
         CudaKernelSource hopper = a.render(H200);
