@@ -37,7 +37,7 @@ import java.util.List;
  * output GEMM adds x through its C input and writes x1, the norm reads x1 alone and the
  * down-projection adds x1 through C. cuBLASLt reads C inside its epilogue, overlapped with the
  * next tile's main loop, so the GEMM pays little for it, while the norm kernel moves two tensors
- * instead of four (docs/adr/0007-residual-stream-in-the-gemm-on-cuda.md).
+ * instead of four (docs/adr/0007-residual-stream-and-query-rope-on-cuda.md).
  */
 public final class FuseGemmEpilogue implements Pass {
     private final boolean residualStreamInGemm;
