@@ -12,8 +12,6 @@ import java.util.List;
  * fused earlier, before autocast ({@link FuseAttention}). Each sub-pass also runs alone by name.
  */
 public final class Fuse implements Pass {
-    static final List<Pass> STEPS = steps(false);
-
     private final List<Pass> steps;
     private final boolean residualStreamInGemm;
 

@@ -40,6 +40,9 @@ import java.util.List;
  * instead of four (docs/adr/0007-residual-stream-and-query-rope-on-cuda.md).
  */
 public final class FuseGemmEpilogue implements Pass {
+    static final List<Rule> RULES = rules(false);
+    static final List<Rule> RULES_STREAM_IN_GEMM = rules(true);
+
     private final boolean residualStreamInGemm;
 
     /** The default form: the residual stream goes to the next norm's prologue. */
@@ -55,9 +58,6 @@ public final class FuseGemmEpilogue implements Pass {
     private List<Rule> rules() {
         return residualStreamInGemm ? RULES_STREAM_IN_GEMM : RULES;
     }
-
-    static final List<Rule> RULES = rules(false);
-    static final List<Rule> RULES_STREAM_IN_GEMM = rules(true);
 
     private static List<Rule> rules(boolean streamInGemm) {
         return List.of(
