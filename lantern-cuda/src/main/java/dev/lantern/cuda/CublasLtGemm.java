@@ -1,7 +1,11 @@
 package dev.lantern.cuda;
 
 import dev.lantern.cuda.ffi.CublasLt;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A planned cuBLASLt GEMM for one {@link GemmSpec}: descriptors built once, heuristic
@@ -87,9 +91,9 @@ public final class CublasLtGemm implements AutoCloseable {
      */
     public List<CublasLt.Heuristic> neighbours(int top, long maxWorkspaceBytes) {
         device.makeCurrent();
-        java.util.Set<String> seen = new java.util.HashSet<>();
-        candidates.forEach(h -> seen.add(java.util.HexFormat.of().formatHex(h.algo())));
-        List<CublasLt.Heuristic> out = new java.util.ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        candidates.forEach(h -> seen.add(HexFormat.of().formatHex(h.algo())));
+        List<CublasLt.Heuristic> out = new ArrayList<>();
         for (CublasLt.Heuristic h : candidates.subList(0, Math.min(top, candidates.size()))) {
             long swizzle = lt.algoConfig(h.algo(), CublasLt.ALGO_CONFIG_CTA_SWIZZLING);
             for (int cluster : new int[]{CublasLt.CLUSTER_SHAPE_1x1x1, CublasLt.CLUSTER_SHAPE_2x1x1,
@@ -104,7 +108,7 @@ public final class CublasLtGemm implements AutoCloseable {
                     }
                     CublasLt.Heuristic checked = lt.algoCheck(handle, desc, aLayout, bLayout, cLayout, dLayout, algo);
                     if (checked != null && checked.workspaceBytes() <= maxWorkspaceBytes
-                            && seen.add(java.util.HexFormat.of().formatHex(checked.algo()))) {
+                            && seen.add(HexFormat.of().formatHex(checked.algo()))) {
                         out.add(checked);
                     }
                 }
@@ -120,16 +124,6 @@ public final class CublasLtGemm implements AutoCloseable {
                 + " k" + lt.algoConfig(algo, CublasLt.ALGO_CONFIG_SPLITK_NUM);
     }
 
-    /** As {@link #run}, with an explicit algo (a {@link #neighbours} entry). */
-    public void runAlgo(CudaStream stream, long a, long b, long c, long d, long bias, float alpha, float beta,
-                        long workspace, long workspaceBytes, byte[] algo) {
-        device.makeCurrent();
-        if (spec.epilogue().hasBias()) {
-            lt.matmulDescSetLong(desc, CublasLt.MATMUL_DESC_BIAS_POINTER, bias);
-        }
-        lt.matmul(handle, desc, alpha, b, aLayout, a, bLayout, beta, c == 0 ? d : c, cLayout, d, dLayout, algo,
-                workspace, workspaceBytes, stream.handle());
-    }
 
     /** Heuristic candidates, best first (possibly empty: then {@link #run} lets cuBLASLt choose). */
     public List<CublasLt.Heuristic> candidates() {
@@ -149,12 +143,18 @@ public final class CublasLtGemm implements AutoCloseable {
     /** As {@link #run}, with heuristic candidate {@code candidate} (for a timed sweep). */
     public void run(CudaStream stream, long a, long b, long c, long d, long bias, float alpha, float beta,
                     long workspace, long workspaceBytes, int candidate) {
+        runAlgo(stream, a, b, c, d, bias, alpha, beta, workspace, workspaceBytes,
+                candidates.isEmpty() ? null : candidates.get(candidate).algo());
+    }
+
+    /** As {@link #run}, with an explicit algo (a {@link #neighbours} entry; null: cuBLASLt chooses). */
+    public void runAlgo(CudaStream stream, long a, long b, long c, long d, long bias, float alpha, float beta,
+                        long workspace, long workspaceBytes, byte[] algo) {
         device.makeCurrent();
         if (spec.epilogue().hasBias()) {
             // the attribute is read at each cublasLtMatmul, so setting it per call is cheap and safe
             lt.matmulDescSetLong(desc, CublasLt.MATMUL_DESC_BIAS_POINTER, bias);
         }
-        byte[] algo = candidates.isEmpty() ? null : candidates.get(candidate).algo();
         lt.matmul(handle, desc, alpha, b, aLayout, a, bLayout, beta, c == 0 ? d : c, cLayout, d, dLayout, algo,
                 workspace, workspaceBytes, stream.handle());
     }

@@ -344,20 +344,14 @@ public final class CudaLowering {
                 kernel.workspace().forEach(w -> ws.put(w.role(), w));
                 Operand qw = ws.get("q_rope");
                 Operand kw = ws.get("k_rope");
-                if (qw != null && kw != null && qw.dtype() == q.dtype() && kw.dtype() == k.dtype() && o.dtype() == q.dtype()
-                        && o.shape().numel() >= qs.numel()) {
-                    // the planned scratch holds the roped q and k; the not-yet-written output is the
-                    // staging buffer of the (b, h, s, d) copies, so no transient memory is needed
-                    if (!queryInside) {
-                        q = ropedInto(q, base, o.buf(), workspaceView(qw));
-                    }
-                    k = ropedInto(k, base, o.buf(), workspaceView(kw));
-                } else {
-                    if (!queryInside) {
-                        q = roped(q, base);
-                    }
-                    k = roped(k, base);
+                // the planned scratch holds the roped q and k; the not-yet-written output is the
+                // staging buffer of the (b, h, s, d) copies, so no transient memory is needed
+                boolean planned = qw != null && kw != null && qw.dtype() == q.dtype() && kw.dtype() == k.dtype()
+                        && o.dtype() == q.dtype() && o.shape().numel() >= qs.numel();
+                if (!queryInside) {
+                    q = planned ? ropedInto(q, base, o.buf(), workspaceView(qw)) : roped(q, base);
                 }
+                k = planned ? ropedInto(k, base, o.buf(), workspaceView(kw)) : roped(k, base);
             }
         }
         if (q.dtype() != k.dtype() || q.dtype() != v.dtype() || q.dtype() != o.dtype()) {

@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import dev.lantern.cuda.ffi.NativeLibrary.Fn;
 import java.lang.foreign.Arena;
@@ -60,6 +61,7 @@ public final class CublasLt {
     public static final int ALGO_CONFIG_SPLITK_NUM = 2;
     public static final int ALGO_CONFIG_CTA_SWIZZLING = 4;
     public static final int ALGO_CONFIG_STAGES_ID = 6;
+    public static final int ALGO_CONFIG_INNER_SHAPE_ID = 7;
     public static final int ALGO_CONFIG_CLUSTER_SHAPE_ID = 8;
     // cublasLtClusterShape_t
     public static final int CLUSTER_SHAPE_1x1x1 = 2;
@@ -262,7 +264,7 @@ public final class CublasLt {
     }
 
     private static int configBytes(int attribute) {
-        return attribute == ALGO_CONFIG_CLUSTER_SHAPE_ID || attribute == 7 ? 2 : 4;
+        return attribute == ALGO_CONFIG_CLUSTER_SHAPE_ID || attribute == ALGO_CONFIG_INNER_SHAPE_ID ? 2 : 4;
     }
 
     /** One configuration attribute of an algo ({@code ALGO_CONFIG_*}), unsigned. */
@@ -273,7 +275,7 @@ public final class CublasLt {
             MemorySegment written = arena.allocate(JAVA_LONG);
             check(cublasLtMatmulAlgoConfigGetAttribute, (int) cublasLtMatmulAlgoConfigGetAttribute.handle()
                     .invokeExact(algoSeg, attribute, buf, (long) configBytes(attribute), written));
-            return configBytes(attribute) == 2 ? Short.toUnsignedLong(buf.get(java.lang.foreign.ValueLayout.JAVA_SHORT, 0))
+            return configBytes(attribute) == 2 ? Short.toUnsignedLong(buf.get(JAVA_SHORT, 0))
                     : Integer.toUnsignedLong(buf.get(JAVA_INT, 0));
         } catch (Throwable t) {
             throw CudaDriver.rethrow(t);
@@ -286,7 +288,7 @@ public final class CublasLt {
             MemorySegment algoSeg = arena.allocateFrom(JAVA_BYTE, algo);
             MemorySegment buf = arena.allocate(8, 8);
             if (configBytes(attribute) == 2) {
-                buf.set(java.lang.foreign.ValueLayout.JAVA_SHORT, 0, (short) value);
+                buf.set(JAVA_SHORT, 0, (short) value);
             } else {
                 buf.set(JAVA_INT, 0, (int) value);
             }

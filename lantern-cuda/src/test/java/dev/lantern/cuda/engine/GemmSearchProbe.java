@@ -23,6 +23,14 @@ public final class GemmSearchProbe {
 
     private record Form(String name, GemmSpec spec, boolean c) {}
 
+    /** Sustained median ms of {@code g} with {@code algo}: D = A·B (+ C when {@code c} is not null). */
+    static double sustainedMs(CudaDevice device, CudaStream s, CublasLtGemm g, byte[] algo, CudaStorage a, CudaStorage b,
+                              CudaStorage c, CudaStorage d, CudaStorage ws, double warmMs, int iters) {
+        return EventTiming.sustainedMedianMs(device, s, () -> g.runAlgo(s, a.address(), b.address(),
+                c == null ? 0 : c.address(), d.address(), 0, 1f, c == null ? 0f : 1f, ws.address(),
+                CudaSession.WORKSPACE_BYTES, algo), warmMs, iters);
+    }
+
     public static void main(String[] args) {
         GemmSpec.DataType bf = GemmSpec.DataType.BF16;
         List<Form> forms = List.of(
@@ -52,9 +60,7 @@ public final class GemmSearchProbe {
                         byte[] algo = all.get(i).algo();
                         double ms;
                         try {
-                            ms = EventTiming.sustainedMedianMs(device, s, () -> g.runAlgo(s, a.address(), b.address(),
-                                    f.c() ? c.address() : 0, d.address(), 0, 1f, f.c() ? 1f : 0f, ws.address(),
-                                    CudaSession.WORKSPACE_BYTES, algo), 150, 20);
+                            ms = sustainedMs(device, s, g, algo, a, b, f.c() ? c : null, d, ws, 150, 20);
                         } catch (RuntimeException e) {
                             System.out.printf(Locale.ROOT, "  %s #%d %s: fails (%s)%n", f.name(), i, g.describe(algo), e.getMessage());
                             continue;

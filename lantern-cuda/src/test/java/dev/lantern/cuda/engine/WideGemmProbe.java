@@ -48,11 +48,8 @@ public final class WideGemmProbe {
             double best = Double.MAX_VALUE;
             StringBuilder row = new StringBuilder();
             for (int cand = 0; cand < n; cand++) {
-                final int cc = cand;
                 try {
-                    double ms = EventTiming.sustainedMedianMs(device, s, () -> g.run(s, a.address(), b.address(),
-                            c == null ? 0 : c.address(), d.address(), 0, 1f, c == null ? 0f : 1f, ws.address(),
-                            CudaSession.WORKSPACE_BYTES, cc), 200, 30);
+                    double ms = GemmSearchProbe.sustainedMs(device, s, g, g.candidates().get(cand).algo(), a, b, c, d, ws, 200, 30);
                     row.append(String.format(Locale.ROOT, " %d:%.4f", cand, ms));
                     best = Math.min(best, ms);
                 } catch (RuntimeException e) {
