@@ -16,6 +16,9 @@ import java.util.Map;
  * switch on and off ({@code lantern.fuse.residualStreamInGemm}, {@code lantern.cuda.queryRopeInside}),
  * and the eager forward, all open at once and timed in interleaved rounds under sustained load,
  * so that every form meets the same power-limited GPU. GEMM choices are shared (one tune cache).
+ * Three more forms bound what fusion could still buy: the default form's GEMM steps alone (its
+ * floor with every other step free), its other steps alone, and the GEMMs alone with cuBLASLt's
+ * first heuristic candidate each (the choice eager mode makes).
  * Usage: {@code AblationProbe decoder [encoder ...]}.
  */
 public final class AblationProbe {
@@ -35,7 +38,8 @@ public final class AblationProbe {
     private static void probe(CudaDevice device, BlockConfig cfg) {
         var model = TransformerBlock.build(cfg, DType.BF16);
         TuneCache tune = TuneCache.none();
-        Map<String, CudaSession> forms = new LinkedHashMap<>();
+        Map<String, CudaSession> sessions = new LinkedHashMap<>();
+        Map<String, Form> forms = new LinkedHashMap<>();
         try {
             for (boolean residual : new boolean[]{false, true}) {
                 for (boolean qrope : new boolean[]{false, true}) {
@@ -44,7 +48,9 @@ public final class AblationProbe {
                     try {
                         CudaSession s = CudaSession.open(device, model.graph(), null,
                                 CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF).withAutotune(tune));
-                        forms.put((residual ? "residual-in-gemm" : "residual-in-norm") + (qrope ? " q-rope-inside" : " two-ropes"), s);
+                        String name = (residual ? "residual-in-gemm" : "residual-in-norm") + (qrope ? " q-rope-inside" : " two-ropes");
+                        sessions.put(name, s);
+                        forms.put(name, new Form(s, s::forward));
                         s.fillInputs(7);
                         s.autotune();
                     } finally {
@@ -53,36 +59,49 @@ public final class AblationProbe {
                     }
                 }
             }
+            CudaSession best = sessions.get("residual-in-gemm q-rope-inside");
+            forms.put("default, GEMM steps only", new Form(best, best.forwardOnly(st -> st instanceof Step.Gemm)));
+            forms.put("default, non-GEMM steps only", new Form(best, best.forwardOnly(st -> !(st instanceof Step.Gemm))));
+            CudaSession untuned = CudaSession.open(device, model.graph(), null,
+                    CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF));
+            sessions.put("untuned", untuned);
+            untuned.fillInputs(7);
+            untuned.forward();
+            forms.put("first-candidate GEMMs only", new Form(untuned, untuned.forwardOnly(st -> st instanceof Step.Gemm)));
             CudaSession eager = CudaSession.open(device, model.graph(), null, CudaSession.Options.eager());
-            forms.put("eager", eager);
+            sessions.put("eager", eager);
+            forms.put("eager", new Form(eager, eager::forward));
             eager.fillInputs(7);
             int rounds = 5;
             Map<String, List<Double>> sustained = new LinkedHashMap<>();
             Map<String, List<Double>> bench = new LinkedHashMap<>();
             for (int r = 0; r < rounds; r++) {
                 for (var en : forms.entrySet()) {
-                    CudaSession s = en.getValue();
-                    double su = s.sustainedMs(s::forward, 300, 30);
-                    double b = s.timeMs(s::forward, 3, 30);
+                    CudaSession s = en.getValue().session();
+                    Runnable work = en.getValue().work();
+                    double su = s.sustainedMs(work, 300, 30);
+                    double b = s.timeMs(work, 3, 30);
                     sustained.computeIfAbsent(en.getKey(), k -> new ArrayList<>()).add(su);
                     bench.computeIfAbsent(en.getKey(), k -> new ArrayList<>()).add(b);
-                    System.out.printf(Locale.ROOT, "%s round %d %-34s sustained %.4f bench-style %.4f%n", cfg.name(), r, en.getKey(), su, b);
+                    System.out.printf(Locale.ROOT, "%s round %d %-36s sustained %.4f bench-style %.4f%n", cfg.name(), r, en.getKey(), su, b);
                 }
             }
             double eagerMs = median(bench.get("eager"));
             for (String k : forms.keySet()) {
                 double b = median(bench.get(k));
-                System.out.printf(Locale.ROOT, "%s median %-34s sustained %.4f bench-style %.4f eager/this %.3f%n",
+                System.out.printf(Locale.ROOT, "%s median %-36s sustained %.4f bench-style %.4f eager/this %.3f%n",
                         cfg.name(), k, median(sustained.get(k)), b, eagerMs / b);
             }
-            CudaSession best = forms.get("residual-in-gemm q-rope-inside");
             for (CudaSession.StepTime t : best.profileInForward(3, 30)) {
                 System.out.printf(Locale.ROOT, "  %8.4f in forward  %s%n", t.ms(), t.op());
             }
         } finally {
-            forms.values().forEach(CudaSession::close);
+            sessions.values().forEach(CudaSession::close);
         }
     }
+
+    /** One timed form: the session whose stream times it, and the work of one forward. */
+    private record Form(CudaSession session, Runnable work) {}
 
     private static double median(List<Double> v) {
         return EventTiming.median(v.stream().mapToDouble(Double::doubleValue).toArray());
