@@ -36,7 +36,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Predicate;
 
 /**
  * A model compiled for one GPU and ready to run: compiled once (passes, lowering, NVRTC through
@@ -435,25 +434,6 @@ public final class CudaSession implements AutoCloseable {
             out.add(new StepTime(describe(steps.get(i)), EventTiming.median(t[i])));
         }
         return out;
-    }
-
-    /**
-     * The compiled forward restricted to the steps {@code keep} accepts, in stream order, for
-     * probes that bound what the rest could ever cost (the forward with its GEMMs alone). The
-     * skipped steps' outputs keep whatever they held, so the result is not a model output.
-     */
-    Runnable forwardOnly(Predicate<Step> keep) {
-        if (options.mode() != Mode.COMPILED) {
-            throw new IllegalStateException("forwardOnly needs a compiled session");
-        }
-        List<Step> steps = lowered.steps();
-        List<Runnable> kept = new ArrayList<>();
-        for (int i = 0; i < steps.size(); i++) {
-            if (keep.test(steps.get(i))) {
-                kept.add(bound.get(i));
-            }
-        }
-        return () -> kept.forEach(Runnable::run);
     }
 
     /** Sets one GEMM's cuBLASLt candidate and rebinds the forward (the in-forward tuner, probes). */
