@@ -32,19 +32,23 @@ import java.util.List;
 final class AttentionWgmmaRenderer {
     private final AttentionSpec spec;
     private final CudaTarget.WgmmaTile tile;
+    private final int smCount;
     private final String t;
     private final String mmaType;
     private final String pack2;
     private final String vec2;
+    private final boolean persistent;
 
     AttentionWgmmaRenderer(AttentionSpec spec, CudaTarget target) {
         this.spec = spec;
         this.tile = target.wgmmaAttention();
+        this.smCount = target.smCount();
         this.t = CudaPrelude.cType(spec.dtype());
         boolean bf16 = spec.dtype() == DType.BF16;
         this.mmaType = bf16 ? "bf16" : "f16";
         this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
+        this.persistent = tile.persistent();
         if (spec.headDim() != 128) {
             throw new CodegenException(spec.name() + ": the wgmma attention kernel needs head_dim 128, got "
                     + spec.headDim());
@@ -63,6 +67,31 @@ final class AttentionWgmmaRenderer {
 
     CudaKernelSource render() {
         return tile.consumers() > 0 ? renderSpecialized() : renderPlain();
+    }
+
+    /**
+     * Key tile {@code j}'s place in the CTA's ring of K and V stages: j itself, or with persistent
+     * CTAs {@code it0 + j}, it0 counting the key tiles of the CTA's earlier query tiles.
+     */
+    private String ring(String j) {
+        return persistent ? "(it0 + " + j + ")" : j.contains(" ") ? "(" + j + ")" : j;
+    }
+
+    /**
+     * Persistent CTAs: how many to launch for {@code tiles} query tiles, {@code qblocks} of them per
+     * (batch, head). CTA c walks tiles c, c + grid, ...; a causal tile's work falls with its index in
+     * the head, so the grid is kept coprime to qblocks and every CTA meets every index in turn.
+     */
+    static long persistentGrid(long tiles, long qblocks, int slots, boolean causal) {
+        long g = Math.min(tiles, slots);
+        while (causal && g > 1 && g < tiles && gcd(g, qblocks) != 1) {
+            g--;
+        }
+        return Math.max(1, g);
+    }
+
+    private static long gcd(long a, long b) {
+        return b == 0 ? a : gcd(b, a % b);
     }
 
     private CudaKernelSource renderPlain() {
@@ -260,11 +289,16 @@ final class AttentionWgmmaRenderer {
             e.comment("the warpgroup index, broadcast so that ptxas sees it uniform (else it serialises the wgmmas)");
             e.line("const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);");
             e.line("const int qblocks = (seq_q + BR - 1) / BR;");
-            e.line("const long long bh = blockIdx.x / qblocks;");
-            e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
-            AttentionParams.emitBases(e, "T", !tma);  // with TMA the tensor maps address Q, K and V
+            if (persistent) {
+                e.linef("const int ntiles = %d * qblocks;  // query tiles: batch x heads x qblocks, walked by the CTAs",
+                        spec.batch() * spec.heads());
+            } else {
+                e.line("const long long bh = blockIdx.x / qblocks;");
+                e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
+                AttentionParams.emitBases(e, "T", !tma);  // with TMA the tensor maps address Q, K and V
+            }
             e.comment("barriers: qfull, kfull[S], vfull[S], kempty[S], vempty[S]" + (ropeK ? ", kraw[S]" : "")
-                    + " (8 bytes each), then the tiles");
+                    + (persistent ? ", qempty" : "") + " (8 bytes each), then the tiles");
             e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem);");
             e.line("const unsigned bar = sraw, sbase = (sraw + 128 + 1023u) & ~1023u;");
             e.line("#define LT_QFULL (bar)");
@@ -275,11 +309,15 @@ final class AttentionWgmmaRenderer {
             if (ropeK) {
                 e.line("#define LT_KRAW(s) (bar + 8 + (4 * STAGES + (s)) * 8)  // K landed, not yet rotated");
             }
+            if (persistent) {
+                e.line("#define LT_QEMPTY (bar + 8 + 4 * STAGES * 8)  // the consumers are done with Q");
+            }
             e.line("const unsigned sQ0 = sbase, sK0 = sQ0 + NC * QBYTES, sV0 = sK0 + STAGES * TBYTES;");
             e.line("#define LT_KBUF(j) (sK0 + ((j) % STAGES) * TBYTES)");
             e.line("#define LT_VBUF(j) (sV0 + ((j) % STAGES) * TBYTES)");
-            e.line("int nk = (seq_k + BC - 1) / BC;");
-            e.line("if (CAUSAL) nk = min(nk, (q0 + BR + BC - 1) / BC);  // tiles past the last query are fully masked");
+            if (!persistent) {
+                emitKeyTiles(e);
+            }
             e.line("constexpr unsigned FULL = " + (tma ? "1" : "32") + ";  // arrivals that fill a stage: "
                     + (tma ? "the producer's expect_tx" : "the producer warp's lanes"));
             e.block("if (tid == 0)", () -> {
@@ -289,6 +327,9 @@ final class AttentionWgmmaRenderer {
                             : "lt_mbar_init(LT_KFULL(s), FULL); lt_mbar_init(LT_VFULL(s), FULL);");
                     e.line("lt_mbar_init(LT_KEMPTY(s), NC * 128); lt_mbar_init(LT_VEMPTY(s), NC * 128);");
                 });
+                if (persistent) {
+                    e.line("lt_mbar_init(LT_QEMPTY, NC * 128);");
+                }
             });
             e.line("__syncthreads();");
             if (tma) {
@@ -303,9 +344,21 @@ final class AttentionWgmmaRenderer {
                         return;
                     }
                     e.block("if (tid == NC * 128)", () -> {
-                        e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
-                        emitQCopy(e);
-                        e.block("for (int j = 0; j < nk; ++j)", () -> emitTileCopies(e, "LT_KFULL"));
+                        if (!persistent) {
+                            e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
+                            emitQCopy(e);
+                            e.block("for (int j = 0; j < nk; ++j)", () -> emitTileCopies(e, "LT_KFULL"));
+                            return;
+                        }
+                        e.line("int it0 = 0, tc = 0;  // the key tiles and query tiles this CTA has done");
+                        e.block("for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x, ++tc)", () -> {
+                            emitTileStart(e);
+                            e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
+                            e.line("if (tc > 0) lt_mbar_wait(LT_QEMPTY, (tc - 1) & 1);  // no consumer reads the last tile's Q");
+                            emitQCopy(e);
+                            e.block("for (int j = 0; j < nk; ++j)", () -> emitTileCopies(e, "LT_KFULL"));
+                            e.line("it0 += nk;");
+                        });
                     });
                     e.line("return;");
                 });
@@ -342,87 +395,129 @@ final class AttentionWgmmaRenderer {
             e.line("const int wi = (tid >> 5) & 3;");
             e.line("const unsigned sQ = sQ0 + wg * QBYTES;");
             e.line("const int g = lane >> 2, t4 = lane & 3;");
-            e.line("const int wq0 = q0 + 64 * wg;  // the warpgroup's first query row");
-            e.line("const int qrow = wq0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
-            emitAccumulators(e);
-            if (pingPong) {
-                e.comment("ping-pong: a warpgroup issues its GEMMs only in its turn (bar.sync on barrier 1 + wg), then");
-                e.comment("hands the turn over (bar.arrive on the other's); warpgroup 0 starts. Each issues nk + 1 times;");
-                e.comment("warpgroup 1 skips its last hand-over, so every barrier gets as many arrivals as waits.");
-                e.line("if (wg == 1 && nk > 0) lt_bar_arrive<1>();");
-            }
-            e.line("lt_mbar_wait(LT_QFULL, 0);");
-            if (rope) {
-                e.block("", () -> {
-                    e.comment("rotate this warpgroup's Q in place (64 rows x 8 chunk pairs, 4 per thread), then make");
-                    e.comment("the writes visible to the tensor cores and wait for the whole warpgroup (barrier 3 + wg)");
-                    e.line("const int ct = tid & 127, c = ct & 7;");
-                    e.line("float cd[8], sd[8], cs[8], sn[8];");
-                    e.line("lt_rope_steps(c, cd, sd);");
-                    e.line("lt_rope_angles((float) (wq0 + (ct >> 3)), c, cs, sn);");
-                    e.unrolled("it", "4", () -> {
-                        e.line("const int r = (ct >> 3) + 16 * it;");
-                        e.line("lt_rope_chunk(sQ + r * 128 + ((c ^ (r & 7)) << 4), 8192, cs, sn);");
-                        e.line("lt_rope_step(cs, sn, cd, sd);");
-                    });
-                    e.line("lt_async_fence();");
-                    e.line("if (wg == 0) asm volatile(\"bar.sync 3, 128;\\n\" ::: \"memory\"); "
-                            + "else asm volatile(\"bar.sync 4, 128;\\n\" ::: \"memory\");");
+            if (persistent) {
+                e.line("int it0 = 0, tc = 0;  // the key tiles and query tiles this CTA has done");
+                e.block("for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x, ++tc)", () -> {
+                    emitTileStart(e);
+                    emitConsumerTile(e, rope, foldScale);
+                    e.line("it0 += nk;");
                 });
+            } else {
+                emitConsumerTile(e, rope, foldScale);
             }
-            e.block("if (nk > 0)", () -> {
-                emitQFragments(e);
-                e.line("lt_mbar_wait(LT_KFULL(0), 0);");
-                turnBegin(e);
-                emitScores(e, "LT_KBUF(0)");
-                turnEnd(e, false);
-                e.line("lt_wgmma_wait<0>();");
-                e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
-                e.line("lt_mbar_arrive(LT_KEMPTY(0));");
-                e.line("const int k0 = 0;");
-                emitMaskAndSoftmax(e, foldScale);
-                emitPack(e);
-            });
-            e.block("for (int kt = 1; kt < nk; ++kt)", () -> {
-                e.line("lt_mbar_wait(LT_KFULL(kt % STAGES), (kt / STAGES) & 1);");
-                turnBegin(e);
-                emitScores(e, "LT_KBUF(kt)");
-                e.line("lt_mbar_wait(LT_VFULL((kt - 1) % STAGES), ((kt - 1) / STAGES) & 1);");
-                emitPvIssue(e, "kt - 1");
-                turnEnd(e, false);
-                e.line("lt_wgmma_wait<1>();  // S_kt is ready; P V may still run");
-                e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
-                e.line("lt_mbar_arrive(LT_KEMPTY(kt % STAGES));");
-                e.line("const int k0 = kt * BC;");
-                emitMaskAndSoftmax(e, foldScale);
-                e.line("lt_wgmma_wait<0>();  // O += P_kt-1 V_kt-1 is done");
-                emitOutputFence(e);
-                e.line("lt_mbar_arrive(LT_VEMPTY((kt - 1) % STAGES));");
-                emitRescale(e);
-                emitPack(e);
-            });
-            e.block("if (nk > 0)", () -> {
-                e.line("lt_mbar_wait(LT_VFULL((nk - 1) % STAGES), ((nk - 1) / STAGES) & 1);");
-                turnBegin(e);
-                e.line("lt_wgmma_fence();");
-                emitPvIssue(e, "nk - 1");
-                turnEnd(e, true);
-                e.line("lt_wgmma_wait<0>();");
-                emitOutputFence(e);
-            });
-            emitEpilogue(e, pack2, vec2);
             for (String m : List.of("LT_QFULL", "LT_KFULL", "LT_VFULL", "LT_KEMPTY", "LT_VEMPTY", "LT_KBUF", "LT_VBUF")) {
                 e.line("#undef " + m);
             }
             if (ropeK) {
                 e.line("#undef LT_KRAW");
             }
+            if (persistent) {
+                e.line("#undef LT_QEMPTY");
+            }
         });
         int smem = sharedBytes();
         int br = 64 * nc;
-        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + br - 1) / br), threads, smem);
+        int slots = smCount * tile.minBlocks();
+        boolean causal = spec.causal();
+        LaunchRule rule = size -> {
+            long qblocks = (size.get(1) + br - 1) / br;
+            long tiles = size.get(0) * qblocks;
+            return LaunchConfig.linear(persistent ? persistentGrid(tiles, qblocks, slots, causal) : tiles, threads, smem);
+        };
         return new CudaKernelSource(spec.name(), e.text(), params, rule,
                 ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()), "wgmma");
+    }
+
+    /** The consumers' work on one query tile: Q, the loop over key tiles, the last P V and the store of O. */
+    private void emitConsumerTile(CudaEmitter e, boolean rope, boolean foldScale) {
+        boolean pingPong = tile.pingPong();
+        e.line("const int wq0 = q0 + 64 * wg;  // the warpgroup's first query row");
+        e.line("const int qrow = wq0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
+        emitAccumulators(e);
+        if (pingPong) {
+            e.comment("ping-pong: a warpgroup issues its GEMMs only in its turn (bar.sync on barrier 1 + wg), then");
+            e.comment("hands the turn over (bar.arrive on the other's); warpgroup 0 starts. Each issues nk + 1 times;");
+            e.comment("warpgroup 1 skips its last hand-over, so every barrier gets as many arrivals as waits.");
+            e.line("if (wg == 1 && nk > 0) lt_bar_arrive<1>();");
+        }
+        e.line(persistent ? "lt_mbar_wait(LT_QFULL, tc & 1);" : "lt_mbar_wait(LT_QFULL, 0);");
+        if (rope) {
+            e.block("", () -> {
+                e.comment("rotate this warpgroup's Q in place (64 rows x 8 chunk pairs, 4 per thread), then make");
+                e.comment("the writes visible to the tensor cores and wait for the whole warpgroup (barrier 3 + wg)");
+                e.line("const int ct = tid & 127, c = ct & 7;");
+                e.line("float cd[8], sd[8], cs[8], sn[8];");
+                e.line("lt_rope_steps(c, cd, sd);");
+                e.line("lt_rope_angles((float) (wq0 + (ct >> 3)), c, cs, sn);");
+                e.unrolled("it", "4", () -> {
+                    e.line("const int r = (ct >> 3) + 16 * it;");
+                    e.line("lt_rope_chunk(sQ + r * 128 + ((c ^ (r & 7)) << 4), 8192, cs, sn);");
+                    e.line("lt_rope_step(cs, sn, cd, sd);");
+                });
+                e.line("lt_async_fence();");
+                e.line("if (wg == 0) asm volatile(\"bar.sync 3, 128;\\n\" ::: \"memory\"); "
+                        + "else asm volatile(\"bar.sync 4, 128;\\n\" ::: \"memory\");");
+            });
+        }
+        e.block("if (nk > 0)", () -> {
+            emitQFragments(e);
+            e.line(persistent ? "lt_mbar_wait(LT_KFULL(it0 % STAGES), (it0 / STAGES) & 1);" : "lt_mbar_wait(LT_KFULL(0), 0);");
+            turnBegin(e);
+            emitScores(e, "LT_KBUF(" + ring("0") + ")");
+            turnEnd(e, false);
+            e.line("lt_wgmma_wait<0>();");
+            e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
+            e.line(persistent ? "lt_mbar_arrive(LT_KEMPTY(it0 % STAGES));" : "lt_mbar_arrive(LT_KEMPTY(0));");
+            e.line("const int k0 = 0;");
+            emitMaskAndSoftmax(e, foldScale);
+            emitPack(e);
+        });
+        e.block("for (int kt = 1; kt < nk; ++kt)", () -> {
+            String kt = ring("kt"), prev = ring("kt - 1");
+            e.line("lt_mbar_wait(LT_KFULL(" + kt + " % STAGES), (" + kt + " / STAGES) & 1);");
+            turnBegin(e);
+            emitScores(e, "LT_KBUF(" + kt + ")");
+            e.line("lt_mbar_wait(LT_VFULL(" + prev + " % STAGES), (" + prev + " / STAGES) & 1);");
+            emitPvIssue(e, persistent ? prev : "kt - 1");
+            turnEnd(e, false);
+            e.line("lt_wgmma_wait<1>();  // S_kt is ready; P V may still run");
+            e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(s[n]);"));
+            e.line("lt_mbar_arrive(LT_KEMPTY(" + kt + " % STAGES));");
+            e.line("const int k0 = kt * BC;");
+            emitMaskAndSoftmax(e, foldScale);
+            e.line("lt_wgmma_wait<0>();  // O += P_kt-1 V_kt-1 is done");
+            emitOutputFence(e);
+            e.line("lt_mbar_arrive(LT_VEMPTY(" + prev + " % STAGES));");
+            emitRescale(e);
+            emitPack(e);
+        });
+        if (persistent) {
+            e.line("lt_mbar_arrive(LT_QEMPTY);  // every S GEMM of this tile has completed: Q may be overwritten");
+        }
+        e.block("if (nk > 0)", () -> {
+            String last = ring("nk - 1");
+            e.line("lt_mbar_wait(LT_VFULL(" + last + " % STAGES), (" + last + " / STAGES) & 1);");
+            turnBegin(e);
+            e.line("lt_wgmma_fence();");
+            emitPvIssue(e, persistent ? last : "nk - 1");
+            turnEnd(e, true);
+            e.line("lt_wgmma_wait<0>();");
+            emitOutputFence(e);
+        });
+        emitEpilogue(e, pack2, vec2);
+    }
+
+    /** Persistent CTAs: the query tile's (batch, head), first row, o's base and its key tiles. */
+    private void emitTileStart(CudaEmitter e) {
+        e.line("const long long bh = tile / qblocks;");
+        e.line("const int q0 = (qblocks - 1 - (int) (tile % qblocks)) * BR;  // the head's heaviest causal block first");
+        AttentionParams.emitBases(e, "T", false);
+        emitKeyTiles(e);
+    }
+
+    private static void emitKeyTiles(CudaEmitter e) {
+        e.line("int nk = (seq_k + BC - 1) / BC;");
+        e.line("if (CAUSAL) nk = min(nk, (q0 + BR + BC - 1) / BC);  // tiles past the last query are fully masked");
     }
 
     /**
@@ -512,19 +607,23 @@ final class AttentionWgmmaRenderer {
         });
     }
 
-    /** TMA: K_j (completing on {@code kBarrier}) and V_j into their stage, each once the stage is free again. */
+    /**
+     * TMA: K_j (completing on {@code kBarrier}) and V_j into their stage, each once the stage is free
+     * again; the stage is key tile j's place in the CTA's ring ({@link #ring}).
+     */
     private void emitTileCopies(CudaEmitter e, String kBarrier) {
         String k = "&tm_k_" + tile.keyTile();
         String v = "&tm_v_" + tile.keyTile();
-        e.line("const unsigned ph = ((j / STAGES) - 1) & 1;  // the release of tile j - STAGES");
-        e.line("if (j >= STAGES) lt_mbar_wait(LT_KEMPTY(j % STAGES), ph);");
-        e.line("lt_mbar_expect(" + kBarrier + "(j % STAGES), TBYTES);");
-        e.line("lt_tma_load(LT_KBUF(j), " + k + ", 0, j * BC, hi32, bi32, " + kBarrier + "(j % STAGES));");
-        e.line("lt_tma_load(LT_KBUF(j) + HALF, " + k + ", 64, j * BC, hi32, bi32, " + kBarrier + "(j % STAGES));");
-        e.line("if (j >= STAGES) lt_mbar_wait(LT_VEMPTY(j % STAGES), ph);");
-        e.line("lt_mbar_expect(LT_VFULL(j % STAGES), TBYTES);");
-        e.line("lt_tma_load(LT_VBUF(j), " + v + ", 0, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
-        e.line("lt_tma_load(LT_VBUF(j) + HALF, " + v + ", 64, j * BC, hi32, bi32, LT_VFULL(j % STAGES));");
+        String r = ring("j");
+        e.line("const unsigned ph = ((" + r + " / STAGES) - 1) & 1;  // the release of tile j - STAGES");
+        e.line("if (" + r + " >= STAGES) lt_mbar_wait(LT_KEMPTY(" + r + " % STAGES), ph);");
+        e.line("lt_mbar_expect(" + kBarrier + "(" + r + " % STAGES), TBYTES);");
+        e.line("lt_tma_load(LT_KBUF(" + r + "), " + k + ", 0, j * BC, hi32, bi32, " + kBarrier + "(" + r + " % STAGES));");
+        e.line("lt_tma_load(LT_KBUF(" + r + ") + HALF, " + k + ", 64, j * BC, hi32, bi32, " + kBarrier + "(" + r + " % STAGES));");
+        e.line("if (" + r + " >= STAGES) lt_mbar_wait(LT_VEMPTY(" + r + " % STAGES), ph);");
+        e.line("lt_mbar_expect(LT_VFULL(" + r + " % STAGES), TBYTES);");
+        e.line("lt_tma_load(LT_VBUF(" + r + "), " + v + ", 0, j * BC, hi32, bi32, LT_VFULL(" + r + " % STAGES));");
+        e.line("lt_tma_load(LT_VBUF(" + r + ") + HALF, " + v + ", 64, j * BC, hi32, bi32, LT_VFULL(" + r + " % STAGES));");
     }
 
     /** Ping-pong: wait for this warpgroup's turn to issue GEMMs. */

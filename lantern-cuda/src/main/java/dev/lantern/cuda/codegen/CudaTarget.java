@@ -87,34 +87,45 @@ public record CudaTarget(
      *                  inter-warpgroup overlap; needs 2 consumers)
      */
     public record WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma,
-                            boolean pingPong) {
+                            boolean pingPong, boolean persistent) {
         public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters) {
-            this(keyTile, stages, minBlocks, qInRegisters, 0, false, false);
+            this(keyTile, stages, minBlocks, qInRegisters, 0, false, false, false);
         }
 
         public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers) {
-            this(keyTile, stages, minBlocks, qInRegisters, consumers, false, false);
+            this(keyTile, stages, minBlocks, qInRegisters, consumers, false, false, false);
         }
 
         public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma) {
-            this(keyTile, stages, minBlocks, qInRegisters, consumers, tma, false);
+            this(keyTile, stages, minBlocks, qInRegisters, consumers, tma, false, false);
+        }
+
+        public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma,
+                         boolean pingPong) {
+            this(keyTile, stages, minBlocks, qInRegisters, consumers, tma, pingPong, false);
         }
 
         public WgmmaTile {
             if ((keyTile != 64 && keyTile != 128) || stages < 1 || stages > 3 || minBlocks < 1 || minBlocks > 3
                     || consumers < 0 || consumers > 2 || (consumers > 0 && stages < 2) || (tma && consumers == 0)
-                    || (pingPong && consumers != 2)) {
+                    || (pingPong && consumers != 2) || (persistent && !tma)) {
                 throw new IllegalArgumentException("bad wgmma attention tile " + keyTile + "/" + stages + "/" + minBlocks
-                        + "/" + consumers + (pingPong ? "/ping-pong" : ""));
+                        + "/" + consumers + (pingPong ? "/ping-pong" : "") + (persistent && !tma ? "/persistent without TMA" : ""));
             }
+        }
+
+        /** The same tile with persistent CTAs: one per SM (times minBlocks), each walking query tiles. */
+        public WgmmaTile asPersistent() {
+            return new WgmmaTile(keyTile, stages, minBlocks, qInRegisters, consumers, tma, pingPong, true);
         }
 
         /**
          * Whether the kernel can apply RoPE to q and k itself: the producer is then a whole
          * warpgroup (two consumers with TMA), whose threads rotate each K tile in shared memory.
+         * Not with persistent CTAs.
          */
         public boolean fusesRope() {
-            return consumers == 2 && tma;
+            return consumers == 2 && tma && !persistent;
         }
 
         /** Whether the consumers can rotate their Q in place (RoPE on q alone): any warp-specialised TMA tile. */
@@ -122,10 +133,11 @@ public record CudaTarget(
             return consumers > 0 && tma;
         }
 
-        /** A short name for dumps and sweeps: {@code gk64s2b1}, {@code gk64s1b1q}, {@code gk128s2b1c2tp}. */
+        /** A short name for dumps and sweeps: {@code gk64s2b1}, {@code gk64s1b1q}, {@code gk128s2b1c2tp}, {@code gk128s2b1c2tpP}. */
         public String tag() {
             return "gk" + keyTile + "s" + stages + "b" + minBlocks + (qInRegisters ? "q" : "")
-                    + (consumers > 0 ? "c" + consumers : "") + (tma ? "t" : "") + (pingPong ? "p" : "");
+                    + (consumers > 0 ? "c" + consumers : "") + (tma ? "t" : "") + (pingPong ? "p" : "")
+                    + (persistent ? "P" : "");
         }
     }
 

@@ -196,6 +196,48 @@ class KernelSpecTest {
     }
 
     @Test
+    void persistentAttentionWalksQueryTilesOnAGridCoprimeToTheHeadsBlocks() {
+        CudaTarget.WgmmaTile pp = new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true).asPersistent();
+        assertEquals("gk128s2b1c2tpP", pp.tag());
+        assertThrows(IllegalArgumentException.class, () -> new CudaTarget.WgmmaTile(64, 1, 1, false).asPersistent(),
+                "a persistent CTA needs the TMA producer");
+        CudaTarget target = H200.withWgmmaAttention(pp);
+        AttentionSpec causal = AttentionSpec.of("a", 16, 32, 1024, 1024, 128, true, BF16);
+        CudaKernelSource src = causal.render(target);
+        // 4096 query tiles of 128 rows, 8 per head: 131 CTAs (132 shares a factor with 8, so CTA c
+        // would always get the same two blocks of a head), each walking tiles c, c + 131, ...
+        assertEquals(131, src.launch().gridX());
+        assertTrue(src.source().contains("const int ntiles = 512 * qblocks;"));
+        assertTrue(src.source().contains("for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x, ++tc)"));
+        assertTrue(src.source().contains("lt_mbar_wait(LT_QFULL, tc & 1);"), "one Q per tile, phase by phase");
+        assertTrue(src.source().contains("if (tc > 0) lt_mbar_wait(LT_QEMPTY, (tc - 1) & 1);"),
+                "the producer loads the next Q once the consumers are done with the last");
+        assertTrue(src.source().contains("LT_KFULL((it0 + kt) % STAGES), ((it0 + kt) / STAGES) & 1"),
+                "the K and V ring runs on across query tiles");
+        assertEquals(132, AttentionSpec.of("a", 16, 32, 1024, 1024, 128, false, BF16).render(target).launch().gridX(),
+                "without the mask every tile is the same work: one CTA per SM");
+        assertEquals(8, AttentionSpec.of("a", 1, 1, 1024, 1024, 128, true, BF16).render(target).launch().gridX(),
+                "fewer tiles than SMs: one CTA each");
+        // q rotated inside works on persistent tiles; k rotated inside (the producer's work) does not
+        assertTrue(causal.withQueryRope(10000).render(target).source().contains("lt_rope_chunk(sQ + r * 128"));
+        assertFalse(causal.withRope(10000).ropeFusable(target));
+        // the plain tile's text is unchanged by the ring: tile j's stage is j
+        String plain = causal.render(H200.withWgmmaAttention(new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true))).source();
+        assertTrue(plain.contains("lt_mbar_wait(LT_KFULL(kt % STAGES), (kt / STAGES) & 1);"));
+        assertFalse(plain.contains("it0"));
+    }
+
+    @Test
+    void persistentGridIsCoprimeForCausalWork() {
+        assertEquals(131, AttentionWgmmaRenderer.persistentGrid(4096, 8, 132, true));
+        assertEquals(132, AttentionWgmmaRenderer.persistentGrid(4096, 8, 132, false));
+        assertEquals(131, AttentionWgmmaRenderer.persistentGrid(4096, 2, 132, true));
+        assertEquals(132, AttentionWgmmaRenderer.persistentGrid(4096, 7, 132, true));
+        assertEquals(5, AttentionWgmmaRenderer.persistentGrid(5, 8, 132, true), "every tile its own CTA");
+        assertEquals(1, AttentionWgmmaRenderer.persistentGrid(1, 1, 132, true));
+    }
+
+    @Test
     void attentionFastPathOnlyForItsHeadDims() {
         AttentionSpec a = AttentionSpec.of("a", 16, 32, 1024, 1024, 128, true, BF16);
         CudaKernelSource hopper = a.render(H200);
