@@ -503,6 +503,9 @@ final class AttentionWgmmaRenderer {
             turnEnd(e, true);
             e.line("lt_wgmma_wait<0>();");
             emitOutputFence(e);
+            if (persistent) {
+                e.line("lt_mbar_arrive(LT_VEMPTY(" + last + " % STAGES));  // the next query tile's copies reuse the stage");
+            }
         });
         emitEpilogue(e, pack2, vec2);
     }

@@ -180,6 +180,15 @@ public record CudaTarget(
                 dtypes, rowVectorsPerThread, attention64, attention128, tensorCoreMma, tile);
     }
 
+    /**
+     * A copy with {@code sms} multiprocessors (a partition of the GPU; tests use few, so that each
+     * persistent CTA walks many query tiles of a small problem).
+     */
+    public CudaTarget withSmCount(int sms) {
+        return new CudaTarget(arch, sms, warpSize, maxThreadsPerBlock, sharedBytesPerBlock, vectorBytes,
+                dtypes, rowVectorsPerThread, attention64, attention128, tensorCoreMma, wgmmaAttention);
+    }
+
     void requireDtype(DType dtype, String what) {
         if (!dtypes.contains(dtype)) {
             throw new CodegenException(what + ": dtype " + dtype + " is not supported on " + arch

@@ -43,6 +43,15 @@ public final class DumpKernels {
                 // the ragged and strided shapes through every Hopper variant (correctness only)
                 for (CudaTarget.WgmmaTile tile : hopper) {
                     entries.add(write(dir, renamed(a, tile.tag()), CudaTarget.H200.withWgmmaAttention(tile), tile.tag()));
+                    if (tile.persistent()) {
+                        // three CTAs, so that each walks many tiles, ragged and diagonal ones included
+                        String tag = tile.tag() + "w3";
+                        CudaTarget three = CudaTarget.H200.withSmCount(3).withWgmmaAttention(tile);
+                        entries.add(write(dir, renamed(a, tag), three, tag));
+                        if (tile.rotatesQueries()) {
+                            entries.add(write(dir, renamed(a.withQueryRope(10000), tag + "rq"), three, tag + "rq"));
+                        }
+                    }
                 }
                 writeRope(dir, entries, a, hopper);
             }

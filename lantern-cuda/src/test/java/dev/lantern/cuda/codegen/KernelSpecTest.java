@@ -214,6 +214,8 @@ class KernelSpecTest {
                 "the producer loads the next Q once the consumers are done with the last");
         assertTrue(src.source().contains("LT_KFULL((it0 + kt) % STAGES), ((it0 + kt) / STAGES) & 1"),
                 "the K and V ring runs on across query tiles");
+        assertTrue(src.source().contains("lt_mbar_arrive(LT_VEMPTY((it0 + nk - 1) % STAGES));"),
+                "the last V stage of a tile is released too (the next tile's copies wait for it)");
         assertEquals(132, AttentionSpec.of("a", 16, 32, 1024, 1024, 128, false, BF16).render(target).launch().gridX(),
                 "without the mask every tile is the same work: one CTA per SM");
         assertEquals(8, AttentionSpec.of("a", 1, 1, 1024, 1024, 128, true, BF16).render(target).launch().gridX(),
