@@ -62,7 +62,8 @@ final class AttentionWgmmaRenderer {
     /** Q, the K and V stages, and 1 KiB of slack to align the swizzle atoms to 1024 bytes. */
     int sharedBytes() {
         int barriers = tile.consumers() > 0 ? 128 : 0;
-        return Math.max(1, tile.consumers()) * 64 * 256 + tile.stages() * 2 * tile.keyTile() * 256 + 1024 + barriers;
+        return tile.qBuffers() * Math.max(1, tile.consumers()) * 64 * 256 + tile.stages() * 2 * tile.keyTile() * 256
+                + 1024 + barriers;
     }
 
     CudaKernelSource render() {
@@ -298,7 +299,7 @@ final class AttentionWgmmaRenderer {
                 AttentionParams.emitBases(e, "T", !tma);  // with TMA the tensor maps address Q, K and V
             }
             e.comment("barriers: qfull, kfull[S], vfull[S], kempty[S], vempty[S]" + (ropeK ? ", kraw[S]" : "")
-                    + (persistent ? ", qempty" : "") + " (8 bytes each), then the tiles");
+                    + (persistent ? ", then qfull and qempty of each Q buffer" : "") + " (8 bytes each), then the tiles");
             e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem);");
             e.line("const unsigned bar = sraw, sbase = (sraw + 128 + 1023u) & ~1023u;");
             e.line("#define LT_QFULL (bar)");
@@ -310,9 +311,12 @@ final class AttentionWgmmaRenderer {
                 e.line("#define LT_KRAW(s) (bar + 8 + (4 * STAGES + (s)) * 8)  // K landed, not yet rotated");
             }
             if (persistent) {
-                e.line("#define LT_QEMPTY (bar + 8 + 4 * STAGES * 8)  // the consumers are done with Q");
+                e.linef("constexpr int QBUF = %d;  // Q buffers: tile tc uses buffer tc %% QBUF", tile.qBuffers());
+                e.line("#define LT_QF(b) (bar + 8 + (4 * STAGES + 2 * (b)) * 8)  // Q buffer b copied");
+                e.line("#define LT_QE(b) (bar + 8 + (4 * STAGES + 2 * (b) + 1) * 8)  // the consumers are done with Q buffer b");
             }
-            e.line("const unsigned sQ0 = sbase, sK0 = sQ0 + NC * QBYTES, sV0 = sK0 + STAGES * TBYTES;");
+            e.line(persistent ? "const unsigned sQ0 = sbase, sK0 = sQ0 + QBUF * NC * QBYTES, sV0 = sK0 + STAGES * TBYTES;"
+                    : "const unsigned sQ0 = sbase, sK0 = sQ0 + NC * QBYTES, sV0 = sK0 + STAGES * TBYTES;");
             e.line("#define LT_KBUF(j) (sK0 + ((j) % STAGES) * TBYTES)");
             e.line("#define LT_VBUF(j) (sV0 + ((j) % STAGES) * TBYTES)");
             if (!persistent) {
@@ -328,7 +332,7 @@ final class AttentionWgmmaRenderer {
                     e.line("lt_mbar_init(LT_KEMPTY(s), NC * 128); lt_mbar_init(LT_VEMPTY(s), NC * 128);");
                 });
                 if (persistent) {
-                    e.line("lt_mbar_init(LT_QEMPTY, NC * 128);");
+                    e.line("for (int b = 0; b < QBUF; ++b) { lt_mbar_init(LT_QF(b), FULL); lt_mbar_init(LT_QE(b), NC * 128); }");
                 }
             });
             e.line("__syncthreads();");
@@ -346,7 +350,7 @@ final class AttentionWgmmaRenderer {
                     e.block("if (tid == NC * 128)", () -> {
                         if (!persistent) {
                             e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
-                            emitQCopy(e);
+                            emitQCopy(e, "sQ0", "LT_QFULL");
                             e.block("for (int j = 0; j < nk; ++j)", () -> emitTileCopies(e, "LT_KFULL"));
                             return;
                         }
@@ -354,8 +358,9 @@ final class AttentionWgmmaRenderer {
                         e.block("for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x, ++tc)", () -> {
                             emitTileStart(e);
                             e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
-                            e.line("if (tc > 0) lt_mbar_wait(LT_QEMPTY, (tc - 1) & 1);  // no consumer reads the last tile's Q");
-                            emitQCopy(e);
+                            e.line("const int qb = tc % QBUF;");
+                            e.line("if (tc >= QBUF) lt_mbar_wait(LT_QE(qb), ((tc / QBUF) - 1) & 1);  // no consumer reads the buffer's last Q");
+                            emitQCopy(e, "sQ0 + qb * NC * QBYTES", "LT_QF(qb)");
                             e.block("for (int j = 0; j < nk; ++j)", () -> emitTileCopies(e, "LT_KFULL"));
                             e.line("it0 += nk;");
                         });
@@ -393,7 +398,9 @@ final class AttentionWgmmaRenderer {
                 e.line("asm volatile(\"setmaxnreg.inc.sync.aligned.u32 " + consumerRegs + ";\\n\" ::: \"memory\");");
             }
             e.line("const int wi = (tid >> 5) & 3;");
-            e.line("const unsigned sQ = sQ0 + wg * QBYTES;");
+            if (!persistent) {
+                e.line("const unsigned sQ = sQ0 + wg * QBYTES;");
+            }
             e.line("const int g = lane >> 2, t4 = lane & 3;");
             if (persistent) {
                 e.line("int it0 = 0, tc = 0;  // the key tiles and query tiles this CTA has done");
@@ -412,7 +419,8 @@ final class AttentionWgmmaRenderer {
                 e.line("#undef LT_KRAW");
             }
             if (persistent) {
-                e.line("#undef LT_QEMPTY");
+                e.line("#undef LT_QF");
+                e.line("#undef LT_QE");
             }
         });
         int smem = sharedBytes();
@@ -440,7 +448,12 @@ final class AttentionWgmmaRenderer {
             e.comment("warpgroup 1 skips its last hand-over, so every barrier gets as many arrivals as waits.");
             e.line("if (wg == 1 && nk > 0) lt_bar_arrive<1>();");
         }
-        e.line(persistent ? "lt_mbar_wait(LT_QFULL, tc & 1);" : "lt_mbar_wait(LT_QFULL, 0);");
+        if (persistent) {
+            e.line("const unsigned sQ = sQ0 + (tc % QBUF) * NC * QBYTES + wg * QBYTES;  // this tile's Q buffer, this warpgroup's rows");
+            e.line("lt_mbar_wait(LT_QF(tc % QBUF), (tc / QBUF) & 1);");
+        } else {
+            e.line("lt_mbar_wait(LT_QFULL, 0);");
+        }
         if (rope) {
             e.block("", () -> {
                 e.comment("rotate this warpgroup's Q in place (64 rows x 8 chunk pairs, 4 per thread), then make");
@@ -492,7 +505,7 @@ final class AttentionWgmmaRenderer {
             emitPack(e);
         });
         if (persistent) {
-            e.line("lt_mbar_arrive(LT_QEMPTY);  // every S GEMM of this tile has completed: Q may be overwritten");
+            e.line("lt_mbar_arrive(LT_QE(tc % QBUF));  // every S GEMM of this tile has completed: its Q buffer may be refilled");
         }
         e.block("if (nk > 0)", () -> {
             String last = ring("nk - 1");
@@ -579,7 +592,7 @@ final class AttentionWgmmaRenderer {
     private void emitRopeProducer(CudaEmitter e) {
         e.line("const int ptid = tid - NC * 128, c = ptid & 7;");
         e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
-        e.block("if (ptid == 0)", () -> emitQCopy(e));
+        e.block("if (ptid == 0)", () -> emitQCopy(e, "sQ0", "LT_QFULL"));
         e.line("float cd[8], sd[8], cs[8], sn[8];");
         e.line("lt_rope_steps(c, cd, sd);");
         e.comment("iteration j: rotate K_j-1, then (thread 0) copy K_j and V_j. Thread 0's waits for free stages");
@@ -602,11 +615,11 @@ final class AttentionWgmmaRenderer {
     }
 
     /** TMA: Q of every consumer warpgroup (two 64-column halves each), completing on the Q barrier. */
-    private static void emitQCopy(CudaEmitter e) {
-        e.line("lt_mbar_expect(LT_QFULL, NC * QBYTES);");
+    private static void emitQCopy(CudaEmitter e, String base, String barrier) {
+        e.line("lt_mbar_expect(" + barrier + ", NC * QBYTES);");
         e.unrolled("w", "NC", () -> {
-            e.line("lt_tma_load(sQ0 + w * QBYTES, &tm_q_64, 0, q0 + 64 * w, hi32, bi32, LT_QFULL);");
-            e.line("lt_tma_load(sQ0 + w * QBYTES + 8192, &tm_q_64, 64, q0 + 64 * w, hi32, bi32, LT_QFULL);");
+            e.line("lt_tma_load(" + base + " + w * QBYTES, &tm_q_64, 0, q0 + 64 * w, hi32, bi32, " + barrier + ");");
+            e.line("lt_tma_load(" + base + " + w * QBYTES + 8192, &tm_q_64, 64, q0 + 64 * w, hi32, bi32, " + barrier + ");");
         });
     }
 

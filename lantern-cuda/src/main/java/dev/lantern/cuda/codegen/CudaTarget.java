@@ -87,36 +87,55 @@ public record CudaTarget(
      *                  inter-warpgroup overlap; needs 2 consumers)
      */
     public record WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma,
-                            boolean pingPong, boolean persistent) {
+                            boolean pingPong, int persistentQ) {
         public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters) {
-            this(keyTile, stages, minBlocks, qInRegisters, 0, false, false, false);
+            this(keyTile, stages, minBlocks, qInRegisters, 0, false, false, 0);
         }
 
         public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers) {
-            this(keyTile, stages, minBlocks, qInRegisters, consumers, false, false, false);
+            this(keyTile, stages, minBlocks, qInRegisters, consumers, false, false, 0);
         }
 
         public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma) {
-            this(keyTile, stages, minBlocks, qInRegisters, consumers, tma, false, false);
+            this(keyTile, stages, minBlocks, qInRegisters, consumers, tma, false, 0);
         }
 
         public WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma,
                          boolean pingPong) {
-            this(keyTile, stages, minBlocks, qInRegisters, consumers, tma, pingPong, false);
+            this(keyTile, stages, minBlocks, qInRegisters, consumers, tma, pingPong, 0);
         }
 
         public WgmmaTile {
             if ((keyTile != 64 && keyTile != 128) || stages < 1 || stages > 3 || minBlocks < 1 || minBlocks > 3
                     || consumers < 0 || consumers > 2 || (consumers > 0 && stages < 2) || (tma && consumers == 0)
-                    || (pingPong && consumers != 2) || (persistent && !tma)) {
+                    || (pingPong && consumers != 2) || persistentQ < 0 || persistentQ > 2 || (persistentQ > 0 && !tma)) {
                 throw new IllegalArgumentException("bad wgmma attention tile " + keyTile + "/" + stages + "/" + minBlocks
-                        + "/" + consumers + (pingPong ? "/ping-pong" : "") + (persistent && !tma ? "/persistent without TMA" : ""));
+                        + "/" + consumers + (pingPong ? "/ping-pong" : "")
+                        + (persistentQ > 0 ? "/persistent with " + persistentQ + " Q buffer(s)" + (tma ? "" : " without TMA") : ""));
             }
         }
 
         /** The same tile with persistent CTAs: one per SM (times minBlocks), each walking query tiles. */
         public WgmmaTile asPersistent() {
-            return new WgmmaTile(keyTile, stages, minBlocks, qInRegisters, consumers, tma, pingPong, true);
+            return asPersistent(1);
+        }
+
+        /**
+         * Persistent CTAs with {@code qBuffers} Q buffers: with 2 the producer copies the next query
+         * tile's Q while the consumers still read the current one.
+         */
+        public WgmmaTile asPersistent(int qBuffers) {
+            return new WgmmaTile(keyTile, stages, minBlocks, qInRegisters, consumers, tma, pingPong, qBuffers);
+        }
+
+        /** Persistent CTAs (ADR 0008): {@link #persistentQ} is their number of Q buffers, 0 otherwise. */
+        public boolean persistent() {
+            return persistentQ > 0;
+        }
+
+        /** Q buffers in shared memory: 2 for a double-buffered persistent tile, else 1. */
+        public int qBuffers() {
+            return Math.max(1, persistentQ);
         }
 
         /**
@@ -125,7 +144,7 @@ public record CudaTarget(
          * Not with persistent CTAs.
          */
         public boolean fusesRope() {
-            return consumers == 2 && tma && !persistent;
+            return consumers == 2 && tma && !persistent();
         }
 
         /** Whether the consumers can rotate their Q in place (RoPE on q alone): any warp-specialised TMA tile. */
@@ -137,7 +156,7 @@ public record CudaTarget(
         public String tag() {
             return "gk" + keyTile + "s" + stages + "b" + minBlocks + (qInRegisters ? "q" : "")
                     + (consumers > 0 ? "c" + consumers : "") + (tma ? "t" : "") + (pingPong ? "p" : "")
-                    + (persistent ? "P" : "");
+                    + (persistentQ == 1 ? "P" : persistentQ == 2 ? "P2" : "");
         }
     }
 

@@ -37,7 +37,11 @@ public final class DumpKernels {
                 new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true), new CudaTarget.WgmmaTile(64, 2, 1, false, 2, true, true),
                 new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true).asPersistent(),
                 new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true).asPersistent(),
-                new CudaTarget.WgmmaTile(64, 2, 2, false, 1, true).asPersistent());
+                new CudaTarget.WgmmaTile(64, 2, 2, false, 1, true).asPersistent(),
+                new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true).asPersistent(2),
+                new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true).asPersistent(2),
+                new CudaTarget.WgmmaTile(128, 3, 1, false, 2, true).asPersistent(),
+                new CudaTarget.WgmmaTile(128, 3, 1, false, 2, true, true).asPersistent());
         for (KernelSpec spec : BenchmarkKernels.all()) {
             if (spec instanceof AttentionSpec a && a.hopperPath(CudaTarget.H200) && a.batch() < 16) {
                 // the ragged and strided shapes through every Hopper variant (correctness only)

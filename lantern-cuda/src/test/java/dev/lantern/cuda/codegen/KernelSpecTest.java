@@ -209,9 +209,10 @@ class KernelSpecTest {
         assertEquals(131, src.launch().gridX());
         assertTrue(src.source().contains("const int ntiles = 512 * qblocks;"));
         assertTrue(src.source().contains("for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x, ++tc)"));
-        assertTrue(src.source().contains("lt_mbar_wait(LT_QFULL, tc & 1);"), "one Q per tile, phase by phase");
-        assertTrue(src.source().contains("if (tc > 0) lt_mbar_wait(LT_QEMPTY, (tc - 1) & 1);"),
-                "the producer loads the next Q once the consumers are done with the last");
+        assertTrue(src.source().contains("constexpr int QBUF = 1;"));
+        assertTrue(src.source().contains("lt_mbar_wait(LT_QF(tc % QBUF), (tc / QBUF) & 1);"), "one Q per tile, phase by phase");
+        assertTrue(src.source().contains("if (tc >= QBUF) lt_mbar_wait(LT_QE(qb), ((tc / QBUF) - 1) & 1);"),
+                "the producer loads the next Q once the consumers are done with the buffer's last");
         assertTrue(src.source().contains("LT_KFULL((it0 + kt) % STAGES), ((it0 + kt) / STAGES) & 1"),
                 "the K and V ring runs on across query tiles");
         assertTrue(src.source().contains("lt_mbar_arrive(LT_VEMPTY((it0 + nk - 1) % STAGES));"),
@@ -220,6 +221,15 @@ class KernelSpecTest {
                 "without the mask every tile is the same work: one CTA per SM");
         assertEquals(8, AttentionSpec.of("a", 1, 1, 1024, 1024, 128, true, BF16).render(target).launch().gridX(),
                 "fewer tiles than SMs: one CTA each");
+        // two Q buffers: the next tile's Q is copied while the consumers read this one; 32 KiB more
+        CudaTarget.WgmmaTile two = new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true).asPersistent(2);
+        assertEquals("gk128s2b1c2tpP2", two.tag());
+        CudaKernelSource src2 = causal.render(H200.withWgmmaAttention(two));
+        assertTrue(src2.source().contains("constexpr int QBUF = 2;"));
+        assertEquals(src.launch().dynamicSharedBytes() + 2 * 64 * 256, src2.launch().dynamicSharedBytes());
+        assertThrows(CodegenException.class, () -> causal.render(H200.withWgmmaAttention(
+                new CudaTarget.WgmmaTile(128, 3, 1, false, 2, true, true).asPersistent(2))), "three stages and two Qs do not fit");
+        assertThrows(IllegalArgumentException.class, () -> pp.asPersistent(3));
         // q rotated inside works on persistent tiles; k rotated inside (the producer's work) does not
         assertTrue(causal.withQueryRope(10000).render(target).source().contains("lt_rope_chunk(sQ + r * 128"));
         assertFalse(causal.withRope(10000).ropeFusable(target));
