@@ -47,6 +47,7 @@ final class Autotuner {
             new CudaTarget.WgmmaTile(64, 2, 1, false, 2, true, true),
             new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true).asPersistent(), // one CTA per SM walking query tiles
             new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true).asPersistent(),
+            new CudaTarget.WgmmaTile(128, 2, 1, false, 2, true, true).asPersistent(2), // the next tile's Q copied early
             new CudaTarget.WgmmaTile(64, 1, 1, false),           // no producer: every thread loads (cp.async)
             new CudaTarget.WgmmaTile(128, 1, 1, false));
 
