@@ -240,6 +240,10 @@ final class AttentionWgmmaRenderer {
         if (tile.stages() < 2) {
             throw new CodegenException(spec.name() + ": the warp-specialised attention needs two or more stages");
         }
+        int barriers = 1 + 4 * tile.stages() + (ropeK ? tile.stages() : 0) + (persistent ? 2 * tile.qBuffers() : 0);
+        if (barriers * 8 > 128) {  // the barrier area before the 1024-aligned tiles
+            throw new CodegenException(spec.name() + ": " + barriers + " mbarriers do not fit in 128 bytes");
+        }
         emitHeader(e, "wgmma, " + nc + " consumer warpgroup(s) + a producer warp, key tile " + tile.keyTile() + ", "
                         + tile.stages() + " K and V stages" + (tile.qInRegisters() ? ", Q in registers" : "")
                         + (tile.tma() ? ", tensor-memory-access copies" : ", cp.async copies")
