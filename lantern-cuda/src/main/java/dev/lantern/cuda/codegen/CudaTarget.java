@@ -85,6 +85,8 @@ public record CudaTarget(
      * @param pingPong  two consumers take turns issuing their GEMMs (named barriers), so one's
      *                  softmax runs while the other's GEMMs occupy the tensor cores (FlashAttention-3's
      *                  inter-warpgroup overlap; needs 2 consumers)
+     * @param persistentQ 0: one CTA per query tile; 1 or 2: persistent CTAs, one per SM slot, each
+     *                  walking query tiles, with that many Q buffers (ADR 0008; needs TMA)
      */
     public record WgmmaTile(int keyTile, int stages, int minBlocks, boolean qInRegisters, int consumers, boolean tma,
                             boolean pingPong, int persistentQ) {
