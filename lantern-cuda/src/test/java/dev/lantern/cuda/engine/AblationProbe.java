@@ -34,11 +34,7 @@ public final class AblationProbe {
     private static final String UNTUNED = "default, first-candidate GEMMs";
 
     public static void main(String[] args) {
-        try (CudaDevice device = CudaDevice.open(0)) {
-            for (String name : args) {
-                probe(device, BlockConfig.named(name));
-            }
-        }
+        Probes.eachBlock(args, AblationProbe::probe);
     }
 
     private static void probe(CudaDevice device, BlockConfig cfg) {

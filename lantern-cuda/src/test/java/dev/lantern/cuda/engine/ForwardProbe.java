@@ -24,11 +24,7 @@ public final class ForwardProbe {
     private ForwardProbe() {}
 
     public static void main(String[] args) {
-        try (CudaDevice device = CudaDevice.open(0)) {
-            for (String name : args) {
-                probe(device, BlockConfig.named(name));
-            }
-        }
+        Probes.eachBlock(args, ForwardProbe::probe);
     }
 
     private static void probe(CudaDevice device, BlockConfig cfg) {
