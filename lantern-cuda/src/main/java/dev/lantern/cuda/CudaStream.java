@@ -17,6 +17,7 @@ public final class CudaStream implements Stream {
     private final int priority;
     private final long handle;
     private final ReleaseOnce release;
+    private volatile long synchronizations; // completed host synchronisations: see drainedSince
 
     CudaStream(CudaDevice device, boolean highPriority, int priority) {
         this.device = device;
@@ -142,6 +143,16 @@ public final class CudaStream implements Stream {
     public void synchronize() {
         device.makeCurrent();
         driver.streamSynchronize(handle);
+        synchronizations++;
+    }
+
+    /**
+     * How many {@link #synchronize()} calls have returned: work queued before the count read
+     * {@code n} has certainly finished once the count exceeds {@code n}. A host-side clock for
+     * "everything queued until then is done" that costs no driver call ({@link StreamTailSync}).
+     */
+    public long synchronizations() {
+        return synchronizations;
     }
 
     @Override

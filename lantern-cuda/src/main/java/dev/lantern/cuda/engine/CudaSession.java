@@ -12,6 +12,7 @@ import dev.lantern.cuda.GemmSpec;
 import dev.lantern.cuda.GraphRunner;
 import dev.lantern.cuda.KernelSource;
 import dev.lantern.cuda.ModuleCache;
+import dev.lantern.cuda.StreamTailSync;
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
@@ -26,6 +27,7 @@ import dev.lantern.kernel.Kernel;
 import dev.lantern.plan.MemoryPlan;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.runtime.alloc.Allocation;
+import dev.lantern.runtime.alloc.AllocatorConfig;
 import dev.lantern.runtime.alloc.CachingAllocator;
 import dev.lantern.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
@@ -125,7 +127,9 @@ public final class CudaSession implements AutoCloseable {
         this.stream = device.newStream(false);
         this.streamId = stream.handle();
         this.source = new CudaSegmentSource(device);
-        this.alloc = new CachingAllocator(source);
+        // markers that complete only once the stream has drained: the allocator unmaps free
+        // tails on the host, and queued kernels may still read a block freed after them
+        this.alloc = new CachingAllocator(source, new StreamTailSync().add(stream), AllocatorConfig.defaults());
         this.lt = CublasLtHandle.create(device);
         this.modules = ModuleCache.forDevice(device);
         this.graphs = new GraphRunner(device, options.mode() == Mode.COMPILED ? options.policy() : GraphPolicy.OFF);
