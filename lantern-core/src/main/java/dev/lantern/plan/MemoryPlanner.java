@@ -26,8 +26,13 @@ import java.util.Map;
  * </ol>
  */
 public final class MemoryPlanner {
-    /** Every buffer starts on a cache line, which is also what Vector API loads like. */
-    public static final long ALIGN = 64;
+    /**
+     * Every buffer starts on a 256-byte boundary: a cache line for the CPU's vector loads, and the
+     * pointer alignment cuBLASLt's plans assume by default (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES
+     * = 256): at 64, a value after an odd-sized one handed a GEMM a pointer its algorithm was not
+     * chosen for (the CUDA launch contract checks it).
+     */
+    public static final long ALIGN = 256;
 
     private MemoryPlanner() {}
 

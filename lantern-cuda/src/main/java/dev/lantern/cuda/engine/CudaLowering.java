@@ -114,6 +114,7 @@ public final class CudaLowering {
                 throw new CodegenException("cuda lowering of kernel " + k.name() + ": " + k.node() + ": " + e.getMessage());
             }
         }
+        LaunchContract.check(model, l.steps);
         return new Lowered(model, l.steps, List.copyOf(l.scratch.values()), l.transientPeak);
     }
 
@@ -191,7 +192,7 @@ public final class CudaLowering {
         List<Long> shape = dims(src.shape());
         ElementwiseSpec spec = new ElementwiseSpec("lt_copy", shape,
                 List.of(new ElementwiseSpec.Operand(src.dtype(), src.strideList())), List.of(), dst.dtype());
-        launch(spec, args(List.of(ptr(src.buf()), ptr(dst.buf())), new Step.I64(src.shape().numel())));
+        launch(spec, args(List.of(ptr(src), ptr(dst)), new Step.I64(src.shape().numel())));
     }
 
     // ---------------------------------------------------------------- kernels
@@ -300,7 +301,7 @@ public final class CudaLowering {
         List<Step.Arg> ptrs = new ArrayList<>();
         for (View v : ins) {
             ops.add(new ElementwiseSpec.Operand(v.dtype(), broadcastStrides(v, dst.shape())));
-            ptrs.add(ptr(v.buf()));
+            ptrs.add(ptr(v));
         }
         List<ElementwiseSpec.Step> chain = new ArrayList<>();
         int last = 0;
@@ -312,7 +313,7 @@ public final class CudaLowering {
             ElementwiseOp op = ElementwiseOp.forIrName(act).orElseThrow(() -> new CodegenException("no elementwise op " + act));
             chain.add(new ElementwiseSpec.Step(op, List.of(last)));
         }
-        ptrs.add(ptr(dst.buf()));
+        ptrs.add(ptr(dst));
         launch(new ElementwiseSpec("lt_addact", dims(dst.shape()), ops, chain, dst.dtype()), args(ptrs, new Step.I64(dst.shape().numel())));
     }
 
@@ -371,7 +372,7 @@ public final class CudaLowering {
             k = contiguous(k);
             v = contiguous(v);
         }
-        List<Step.Arg> a = new ArrayList<>(List.of(ptr(q.buf()), ptr(k.buf()), ptr(v.buf()), ptr(o.buf()),
+        List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(o),
                 new Step.I32(qs.dim(1)), new Step.I32(qs.dim(2)), new Step.I32(k.shape().dim(2))));
         for (long[] s : List.of(q.strides(), k.strides(), v.strides(), ol)) {
             a.add(new Step.I64(s[0]));
@@ -402,7 +403,7 @@ public final class CudaLowering {
             Shape s = x.shape();
             RopeSpec spec = new RopeSpec("lt_rope", s.numel() / s.dim(3), s.dim(2), (int) s.dim(3), base, 0, false,
                     x.dtype(), dst.dtype(), new RopeSpec.InputLayout(s.dim(1), st[0], st[1], st[2]));
-            launch(spec, List.of(ptr(x.buf()), ptr(dst.buf()), new Step.I64(s.numel() / s.dim(3))));
+            launch(spec, List.of(ptr(x), ptr(dst), new Step.I64(s.numel() / s.dim(3))));
             return dst;
         }
         View src = x;
@@ -430,7 +431,7 @@ public final class CudaLowering {
         long seq = s.rank() >= 2 ? s.dim(-2) : 1;
         long rows = s.numel() / d;
         RopeSpec spec = new RopeSpec("lt_rope", rows, seq, d, base, offset, false, src.dtype(), dst.dtype());
-        launch(spec, List.of(ptr(src.buf()), ptr(dst.buf()), new Step.I64(rows)));
+        launch(spec, List.of(ptr(src), ptr(dst), new Step.I64(rows)));
     }
 
     private void rope(Node n) {
@@ -461,15 +462,15 @@ public final class CudaLowering {
         }
         NormSpec spec = new NormSpec("lt_norm", kind, rows, s.last(), eps, x.dtype(), w.dtype(), o.dtype(), res, b != null);
         List<Step.Arg> a = new ArrayList<>();
-        a.add(ptr(x.buf()));
+        a.add(ptr(x));
         if (res) {
-            a.add(ptr(r.buf()));
+            a.add(ptr(r));
         }
-        a.add(ptr(w.buf()));
+        a.add(ptr(w));
         if (b != null) {
-            a.add(ptr(b.buf()));
+            a.add(ptr(b));
         }
-        a.add(ptr(o.buf()));
+        a.add(ptr(o));
         if (res) {
             // the kernel writes x + r anyway; a later GEMM with the same two residuals reads it as C
             String key = x.buf().name() + "+" + r.buf().name();
@@ -485,7 +486,7 @@ public final class CudaLowering {
                 }
                 sums.put(key, sum);
             }
-            a.add(ptr(sum));
+            a.add(new Step.Ptr(sum, s.numel() * x.dtype().bytes()));
         }
         a.add(new Step.I64(rows));
         launch(spec, a);
@@ -526,7 +527,7 @@ public final class CudaLowering {
         long rows = s.numel() / s.last();
         SoftmaxSpec spec = new SoftmaxSpec("lt_softmax", rows, s.last(), n.attrs().getDouble("scale", 1.0),
                 n.attrs().getBool("causal", false), s.rank() >= 2 ? s.dim(-2) : 1, x.dtype(), o.dtype());
-        launch(spec, List.of(ptr(x.buf()), ptr(o.buf()), new Step.I64(rows)));
+        launch(spec, List.of(ptr(x), ptr(o), new Step.I64(rows)));
     }
 
     private void permute(Node n) {
@@ -535,7 +536,7 @@ public final class CudaLowering {
         int[] perm = n.attrs().getInts("perm");
         if (x.contiguous() && x.dtype() == o.dtype()) {
             PermuteSpec spec = new PermuteSpec("lt_permute", dims(x.shape()), Arrays.stream(perm).boxed().toList(), x.dtype());
-            launch(spec, List.of(ptr(x.buf()), ptr(o.buf()), new Step.I64(x.shape().numel())));
+            launch(spec, List.of(ptr(x), ptr(o), new Step.I64(x.shape().numel())));
             return;
         }
         List<Long> strides = new ArrayList<>();
@@ -544,7 +545,7 @@ public final class CudaLowering {
         }
         ElementwiseSpec spec = new ElementwiseSpec("lt_copy", dims(o.shape()),
                 List.of(new ElementwiseSpec.Operand(x.dtype(), strides)), List.of(), o.dtype());
-        launch(spec, List.of(ptr(x.buf()), ptr(o.buf()), new Step.I64(o.shape().numel())));
+        launch(spec, List.of(ptr(x), ptr(o), new Step.I64(o.shape().numel())));
     }
 
     private void elementwise(Node n) {
@@ -555,14 +556,14 @@ public final class CudaLowering {
         for (String in : n.inputs()) {
             View v = view(in);
             ops.add(new ElementwiseSpec.Operand(v.dtype(), broadcastStrides(v, o.shape())));
-            a.add(ptr(v.buf()));
+            a.add(ptr(v));
         }
         List<ElementwiseSpec.Step> chain = new ArrayList<>();
         int result = walk(e, ops.size(), chain);
         if (result != ops.size() + chain.size() - 1 && !(chain.isEmpty() && result == 0)) {
             chain.add(ElementwiseSpec.Step.constant(ElementwiseOp.ADD_CONST, result, 0.0)); // the result must be the last value
         }
-        a.add(ptr(o.buf()));
+        a.add(ptr(o));
         a.add(new Step.I64(o.shape().numel()));
         launch(new ElementwiseSpec("lt_ew", dims(o.shape()), ops, chain, o.dtype()), a);
     }
@@ -631,6 +632,19 @@ public final class CudaLowering {
 
     private static Step.Ptr ptr(Buf b) {
         return new Step.Ptr(b);
+    }
+
+    /** A pointer to {@code v}'s buffer that the kernel reads or writes within {@code v}'s extent. */
+    private static Step.Ptr ptr(View v) {
+        return new Step.Ptr(v.buf(), LaunchContract.extentBytes(dimsOf(v.shape()), v.strides(), v.dtype().bytes()));
+    }
+
+    private static long[] dimsOf(Shape s) {
+        long[] d = new long[s.rank()];
+        for (int i = 0; i < d.length; i++) {
+            d[i] = s.dim(i);
+        }
+        return d;
     }
 
     private static List<Step.Arg> args(List<Step.Arg> ptrs, Step.Arg... rest) {

@@ -99,6 +99,7 @@ public final class CudaSession implements AutoCloseable {
     private final CachingAllocator alloc;
     private final CompiledModel model;
     private final MemoryPlan plan;
+    private final Map<String, MemoryPlan.Placement> placements;
     private final Map<String, Allocation> values = new HashMap<>(); // inputs, params, eager activations
     private final Map<String, Allocation> scratch = new HashMap<>();
     private final Set<String> persistent = new HashSet<>();
@@ -124,6 +125,7 @@ public final class CudaSession implements AutoCloseable {
         CompileOptions co = CompileOptions.defaults().withTarget("cuda").withFuse(options.mode() == Mode.COMPILED);
         this.model = Compiler.compile(graph, co);
         this.plan = model.plan();
+        this.placements = plan.byValue();
         this.stream = device.newStream(false);
         this.streamId = stream.handle();
         this.source = new CudaSegmentSource(device);
@@ -480,35 +482,39 @@ public final class CudaSession implements AutoCloseable {
 
     Runnable bind(Step s) {
         return switch (s) {
-            case Step.Launch l -> bindLaunch(l.source(), l.args());
+            case Step.Launch l -> bindLaunch(l, l.source(), l.args());
             case Step.Gemm gs -> {
                 CublasLtGemm gemm = gemms.get(gs.spec());
-                long a = address(gs.a());
-                long b = address(gs.b());
-                long c = gs.c() == null ? 0 : address(gs.c());
-                long d = address(gs.d());
-                long bias = gs.bias() == null ? 0 : address(gs.bias());
+                GemmSpec sp = gs.spec();
+                long a = bound(gs, "A", gs.a(), LaunchContract.gemmBytes(sp, 'A'), LaunchContract.GEMM_ALIGNMENT);
+                long b = bound(gs, "B", gs.b(), LaunchContract.gemmBytes(sp, 'B'), LaunchContract.GEMM_ALIGNMENT);
+                long c = gs.c() == null ? 0 : bound(gs, "C", gs.c(), LaunchContract.gemmBytes(sp, 'D'), LaunchContract.GEMM_ALIGNMENT);
+                long d = bound(gs, "D", gs.d(), LaunchContract.gemmBytes(sp, 'D'), LaunchContract.GEMM_ALIGNMENT);
+                long bias = gs.bias() == null ? 0
+                        : bound(gs, "bias", gs.bias(), (long) sp.n() * sp.biasType().bytes, LaunchContract.GEMM_ALIGNMENT);
                 float beta = gs.beta();
                 long ws = workspace.address();
                 int choice = gemmChoice.getOrDefault(gs.use(), 0);
+                if (!gemm.candidates().isEmpty()) {
+                    long need = gemm.candidates().get(choice).workspaceBytes();
+                    contract(gs, "workspace", ws, Math.min(workspace.size(), WORKSPACE_BYTES), need, LaunchContract.GEMM_ALIGNMENT);
+                }
                 yield () -> gemm.run(stream, a, b, c, d, bias, 1f, beta, ws, WORKSPACE_BYTES, choice);
             }
         };
     }
 
     Runnable bindLaunch(CudaKernelSource src, List<Step.Arg> args) {
+        return bindLaunch(new Step.Launch(-1, null, src, args), src, args);
+    }
+
+    private Runnable bindLaunch(Step.Launch step, CudaKernelSource src, List<Step.Arg> args) {
         CudaModule.CudaKernel k = load(src);
         Object[] a = new Object[args.size()];
         for (int i = 0; i < a.length; i++) {
             a[i] = switch (args.get(i)) {
-                case Step.Ptr p -> {
-                    long addr = address(p.buf());
-                    if (src.requiresAligned16() && addr % 16 != 0) {
-                        throw new CodegenException(src.entry() + ": argument " + i + " at " + Long.toHexString(addr)
-                                + " is not 16-byte aligned, which its " + src.variant() + " path needs");
-                    }
-                    yield addr;
-                }
+                case Step.Ptr p -> bound(step, LaunchContract.operand(step, i), p.buf(), p.extent(),
+                        src.requiresAligned16() ? 16 : 1);
                 case Step.I64 v -> v.v();
                 case Step.I32 v -> v.v();
                 case Step.F32 v -> v.v();
@@ -520,6 +526,41 @@ public final class CudaSession implements AutoCloseable {
         int[] block = {c.blockX(), c.blockY(), c.blockZ()};
         int shared = c.dynamicSharedBytes();
         return () -> k.launch(stream, grid, block, shared, all);
+    }
+
+    /** {@code b}'s address, after checking that its memory holds {@code extent} bytes with {@code alignment}. */
+    private long bound(Step step, String operand, Buf b, long extent, long alignment) {
+        long address = address(b);
+        contract(step, operand, address, room(b, address), extent, alignment);
+        return address;
+    }
+
+    private void contract(Step step, String operand, long address, long room, long extent, long alignment) {
+        if ((address == 0 && extent > 0) || extent > room || (alignment > 1 && address % alignment != 0)) {
+            int index = -1;
+            for (int i = 0; i < lowered.steps().size(); i++) {
+                if (lowered.steps().get(i) == step) {
+                    index = i;
+                }
+            }
+            LaunchContract.checkBound(model, index, step, operand, address, room, extent, alignment);
+        }
+    }
+
+    /** Bytes from {@code address} (inside {@code b}'s memory) to the end of the memory backing {@code b}. */
+    private long room(Buf b, long address) {
+        return switch (b.kind()) {
+            case TRANSIENT -> transientArea.address() + transientArea.size() - address;
+            case SCRATCH -> scratch.get(b.name()).size();
+            case VALUE -> {
+                Allocation a = values.get(b.name());
+                if (a != null) {
+                    yield a.address() + a.size() - address;
+                }
+                MemoryPlan.Placement p = placements.get(b.name());
+                yield p == null ? 0 : Math.min(p.buffer().bytes(), arena.address() + arena.size() - address);
+            }
+        };
     }
 
     private long address(Buf b) {

@@ -16,7 +16,22 @@ public sealed interface Step permits Step.Launch, Step.Gemm {
     /** A kernel argument: a buffer's address, or a scalar of the C type the kernel declares. */
     sealed interface Arg permits Ptr, I64, I32, F32 {}
 
-    record Ptr(Buf buf) implements Arg {}
+    /**
+     * A buffer's address; {@code extent}: how many bytes from it the kernel may touch (checked
+     * against the buffer by the {@link LaunchContract}).
+     */
+    record Ptr(Buf buf, long extent) implements Arg {
+        public Ptr {
+            if (extent < 0) {
+                throw new IllegalArgumentException("negative extent " + extent + " of " + buf);
+            }
+        }
+
+        /** The whole buffer. */
+        public Ptr(Buf buf) {
+            this(buf, buf.bytes());
+        }
+    }
 
     record I64(long v) implements Arg {}
 
