@@ -72,13 +72,14 @@ public final class GraphRunner implements AutoCloseable {
             }
             graphs.put(key, graph);
         }
+        device.step(graph); // a fault in the replay is reported against the graph, not the last captured step
         graph.launch(stream);
         replays++;
     }
 
     /** Captures {@code work}; returns null under PREFER when capture fails, throws under REQUIRE. */
     private CudaGraph capture(String key, CudaStream stream, Runnable work) {
-        device.makeCurrent();
+        device.makeCurrent(stream.generation());
         captures++;
         driver.streamBeginCapture(stream.handle(), CudaDriver.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
         RuntimeException failure = null;
@@ -102,7 +103,8 @@ public final class GraphRunner implements AutoCloseable {
                 rawGraph = 0;
             }
         } else if (rawGraph != 0) {
-            driver.graphDestroy(rawGraph);
+            long g = rawGraph;
+            device.release(stream.generation(), () -> driver.graphDestroy(g));
         }
         captureFailures++;
         lastFailure = failure.getMessage();
