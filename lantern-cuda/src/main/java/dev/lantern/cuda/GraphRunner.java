@@ -1,5 +1,6 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.CudaContextLostException;
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.runtime.GraphPolicy;
 import java.lang.System.Logger.Level;
@@ -105,6 +106,9 @@ public final class GraphRunner implements AutoCloseable {
         } else if (rawGraph != 0) {
             long g = rawGraph;
             device.release(stream.generation(), () -> driver.graphDestroy(g));
+        }
+        if (failure instanceof CudaContextLostException lost) {
+            throw lost; // the context is gone, not the capture: no eager fallback, no eager-only mark
         }
         captureFailures++;
         lastFailure = failure.getMessage();
