@@ -153,6 +153,23 @@ class ContextLossTest {
     }
 
     @Test
+    void aLossDuringCaptureIsTheLossNotACaptureFailure() {
+        FakeDriver fake = new FakeDriver();
+        CudaDevice device = CudaDevice.open(fake.libraries(), 0);
+        CudaStream stream = device.newStream(false);
+        CudaModule.CudaKernel kernel = device.loadModule(new byte[] {1}, "key").kernel("k");
+        try (GraphRunner graphs = new GraphRunner(device, dev.lantern.runtime.GraphPolicy.REQUIRE)) {
+            fake.failOnce("cuLaunchKernel", 715);
+            CudaContextLostException lost = assertThrows(CudaContextLostException.class,
+                    () -> graphs.run("forward", stream, () -> kernel.launch(stream, new int[] {1}, new int[] {1}, 0)));
+            assertEquals("cuLaunchKernel", lost.call());
+            assertEquals(0, graphs.stats().captureFailures(), "not counted as a capture failure");
+            assertNull(graphs.lastFailure());
+        }
+        device.close();
+    }
+
+    @Test
     void nonStickyFailuresLeaveTheDeviceUsable() {
         FakeDriver fake = new FakeDriver();
         try (CudaDevice device = CudaDevice.open(fake.libraries(), 0)) {
