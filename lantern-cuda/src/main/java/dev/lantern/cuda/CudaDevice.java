@@ -129,7 +129,7 @@ public final class CudaDevice implements Device {
         }
     }
 
-    /** True when the context is lost (a sticky error was seen) and not yet reopened. */
+    /** True when the context is lost (a sticky error was seen) and not yet reopened, or closed. */
     public boolean isLost() {
         return primary.current().isUnusable();
     }
