@@ -1,5 +1,6 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CublasLt;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -19,6 +20,7 @@ import java.util.Set;
 public final class CublasLtGemm implements AutoCloseable {
     private final CudaDevice device;
     private final CublasLt lt;
+    private final ContextHealth generation;
     private final long handle;
     private final GemmSpec spec;
     private final long desc;
@@ -29,13 +31,14 @@ public final class CublasLtGemm implements AutoCloseable {
     private final List<CublasLt.Heuristic> candidates;
     private boolean closed;
 
-    private CublasLtGemm(CudaDevice device, CublasLt lt, long handle, GemmSpec s, long maxWorkspaceBytes,
-                         int requested) {
+    private CublasLtGemm(CudaDevice device, CublasLt lt, ContextHealth generation, long handle, GemmSpec s,
+                         long maxWorkspaceBytes, int requested) {
         this.device = device;
         this.lt = lt;
+        this.generation = generation;
         this.handle = handle;
         this.spec = s;
-        device.makeCurrent();
+        device.makeCurrent(generation);
         desc = lt.matmulDescCreate(CublasLt.CUBLAS_COMPUTE_32F, CublasLt.CUDA_R_32F);
         lt.matmulDescSetInt(desc, CublasLt.MATMUL_DESC_TRANSA, s.transB() ? CublasLt.CUBLAS_OP_T : CublasLt.CUBLAS_OP_N);
         lt.matmulDescSetInt(desc, CublasLt.MATMUL_DESC_TRANSB, s.transA() ? CublasLt.CUBLAS_OP_T : CublasLt.CUBLAS_OP_N);
@@ -75,7 +78,8 @@ public final class CublasLtGemm implements AutoCloseable {
      * that fit in {@code maxWorkspaceBytes}.
      */
     public static CublasLtGemm plan(CublasLtHandle handle, GemmSpec spec, long maxWorkspaceBytes, int requested) {
-        return new CublasLtGemm(handle.device(), handle.lt(), handle.handle(), spec, maxWorkspaceBytes, requested);
+        return new CublasLtGemm(handle.device(), handle.lt(), handle.generation(), handle.handle(), spec,
+                maxWorkspaceBytes, requested);
     }
 
     public GemmSpec spec() {
@@ -90,7 +94,7 @@ public final class CublasLtGemm implements AutoCloseable {
      * timing under sustained load (probes).
      */
     public List<CublasLt.Heuristic> neighbours(int top, long maxWorkspaceBytes) {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         Set<String> seen = new HashSet<>();
         candidates.forEach(h -> seen.add(HexFormat.of().formatHex(h.algo())));
         List<CublasLt.Heuristic> out = new ArrayList<>();
@@ -150,7 +154,7 @@ public final class CublasLtGemm implements AutoCloseable {
     /** As {@link #run}, with an explicit algo (a {@link #neighbours} entry; null: cuBLASLt chooses). */
     public void runAlgo(CudaStream stream, long a, long b, long c, long d, long bias, float alpha, float beta,
                         long workspace, long workspaceBytes, byte[] algo) {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         if (spec.epilogue().hasBias()) {
             // the attribute is read at each cublasLtMatmul, so setting it per call is cheap and safe
             lt.matmulDescSetLong(desc, CublasLt.MATMUL_DESC_BIAS_POINTER, bias);

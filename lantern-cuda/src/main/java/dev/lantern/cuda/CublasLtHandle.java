@@ -1,20 +1,23 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CublasLt;
 
 /** One cublasLtHandle_t for a device; plans ({@link CublasLtGemm}) borrow it. */
 public final class CublasLtHandle implements AutoCloseable {
     private final CudaDevice device;
     private final CublasLt lt;
+    private final ContextHealth generation;
     private final long handle;
     private final ReleaseOnce release;
 
     private CublasLtHandle(CudaDevice device) {
         this.device = device;
         this.lt = device.libraries().cublasLt();
-        device.makeCurrent();
+        this.generation = device.generation();
+        device.makeCurrent(generation);
         this.handle = lt.create();
-        this.release = new ReleaseOnce(device, () -> lt.destroy(handle));
+        this.release = new ReleaseOnce(device, generation, () -> lt.destroy(handle));
     }
 
     public static CublasLtHandle create(CudaDevice device) {
@@ -31,6 +34,10 @@ public final class CublasLtHandle implements AutoCloseable {
 
     long handle() {
         return handle;
+    }
+
+    ContextHealth generation() {
+        return generation;
     }
 
     /** Plans a GEMM; see {@link CublasLtGemm#plan}. */

@@ -1,5 +1,7 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
+import dev.lantern.cuda.ffi.CudaContextLostException;
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.cuda.ffi.CudaLibraries;
 import dev.lantern.runtime.Device;
@@ -8,6 +10,7 @@ import dev.lantern.runtime.Stream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.function.IntFunction;
 
 /**
  * One CUDA GPU, through its primary context (the context the CUDA runtime and PyTorch use,
@@ -18,18 +21,25 @@ import java.lang.foreign.ValueLayout;
  * <p>Open with {@link #open(int)}; close releases the default stream and the context
  * reference. Memory from {@link #allocate} is plain cuMemAlloc; the caching allocator sits
  * above this, over {@link CudaSegmentSource}.
+ *
+ * <p>A lost context is reported as such: after a call fails with a sticky code
+ * ({@code CUDA_ERROR_ILLEGAL_ADDRESS}, {@code LAUNCH_FAILED}, ...) the device is lost, and that
+ * call and every later one throw {@link CudaContextLostException} naming the first failing call
+ * and the step named by {@link #step} then, without calling the driver again; closing streams,
+ * events, modules and memory releases nothing and throws nothing. {@link #reopen()} resets the
+ * context and starts a new generation; objects of the old one stay invalid. The state belongs to
+ * the GPU's primary context, shared by every device object opened on that GPU
+ * ({@link PrimaryContext}).
  */
 public final class CudaDevice implements Device {
-    private static final ThreadLocal<long[]> CURRENT = ThreadLocal.withInitial(() -> new long[] {0});
-
     private final CudaLibraries libs;
     private final CudaDriver driver;
     private final int device;
-    private final long context;
+    private final PrimaryContext primary;
     private final CudaTarget target;
     private final int leastPriority;
     private final int greatestPriority;
-    private final CudaStream defaultStream;
+    private volatile CudaStream defaultStream;
     private volatile boolean closed;
 
     private CudaDevice(CudaLibraries libs, int ordinal) {
@@ -37,7 +47,8 @@ public final class CudaDevice implements Device {
         this.driver = libs.driver();
         driver.init();
         this.device = driver.deviceGet(ordinal);
-        this.context = driver.devicePrimaryCtxRetain(device);
+        this.primary = PrimaryContext.of(driver, device, "cuda:" + ordinal);
+        primary.retain();
         makeCurrent();
         this.target = new CudaTarget(ordinal, driver.deviceName(device),
                 driver.deviceAttribute(CudaDriver.ATTR_COMPUTE_CAPABILITY_MAJOR, device),
@@ -73,13 +84,89 @@ public final class CudaDevice implements Device {
         }
     }
 
-    /** Makes this device's context current on the calling thread (cheap when it already is). */
+    /**
+     * Makes this device's context current on the calling thread (cheap when it already is);
+     * throws {@link CudaContextLostException} when the context is lost.
+     */
     public void makeCurrent() {
-        long[] current = CURRENT.get();
-        if (current[0] != context) {
-            driver.ctxSetCurrent(context);
-            current[0] = context;
+        makeCurrent(primary.current());
+    }
+
+    /**
+     * Makes {@code generation}'s context current (objects pass the generation they were made in);
+     * throws {@link CudaContextLostException}, without calling the driver, when it is lost or was
+     * reset or closed since. Costs a volatile read and a thread-local read when nothing changes.
+     */
+    public void makeCurrent(ContextHealth generation) {
+        generation.ensureUsable();
+        if (ContextHealth.current() != generation) {
+            driver.ctxSetCurrent(generation.context());
+            ContextHealth.setCurrent(generation);
         }
+    }
+
+    /** The context generation that objects made now belong to (a new one after {@link #reopen}). */
+    public ContextHealth generation() {
+        return primary.current();
+    }
+
+    /**
+     * Runs {@code release} (a cuMemFree, cuStreamDestroy, ...) of a handle made in
+     * {@code generation}, unless that context is lost, reset or closed: then the handle went with
+     * it, and releasing it would fail (or, after a reset, free something new). A loss seen by the
+     * release itself is recorded, not thrown: closing must not add failures to the one that
+     * matters, and the next use of the device reports it.
+     */
+    public void release(ContextHealth generation, Runnable release) {
+        if (generation.isUnusable()) {
+            return;
+        }
+        try {
+            makeCurrent(generation);
+            release.run();
+        } catch (CudaContextLostException e) {
+            // recorded on the generation; the next use of the device throws it
+        }
+    }
+
+    /** True when the context is lost (a sticky error was seen) and not yet reopened, or closed. */
+    public boolean isLost() {
+        return primary.current().isUnusable();
+    }
+
+    /** The first loss of the current context, or null while it is live. */
+    public CudaContextLostException lost() {
+        return primary.current().lost();
+    }
+
+    /**
+     * Names the step about to be issued, for the report of a context loss. {@code label.toString()}
+     * runs only if a loss is recorded, so a precomputed label costs one field write per step.
+     */
+    public void step(Object label) {
+        primary.current().step(label);
+    }
+
+    /** As {@link #step(Object)}, with the name {@code names.apply(index)} (e.g. a session's step list). */
+    public void step(IntFunction<String> names, int index) {
+        primary.current().step(names, index);
+    }
+
+    /**
+     * Resets the primary context (cuDevicePrimaryCtxReset) and starts a new generation, in this
+     * process: after a loss, the way to run again. Everything made in the old context — streams
+     * (the default one is made anew), events, modules, memory, graphs, cuBLASLt handles and plans,
+     * sessions, allocators — is invalid: using it throws {@link CudaContextLostException}, closing
+     * it releases nothing. Other device objects on the same GPU (they share the context) move to
+     * the new generation too. May also be called on a live device: it drops all its state.
+     */
+    public synchronized void reopen() {
+        if (closed) {
+            throw new IllegalStateException(name() + " is closed");
+        }
+        primary.reset();
+        makeCurrent();
+        defaultStream = new CudaStream(this, false, leastPriority);
     }
 
     public CudaDriver driver() {
@@ -126,9 +213,20 @@ public final class CudaDevice implements Device {
         return new CudaStream(this, highPriority, highPriority ? greatestPriority : leastPriority);
     }
 
+    /** This device's low-priority stream of the current generation (made anew after {@link #reopen}). */
     @Override
     public CudaStream defaultStream() {
-        return defaultStream;
+        CudaStream s = defaultStream;
+        if (s.generation() != primary.current()) {
+            synchronized (this) {
+                // another device object on this GPU reopened it: the old stream went with the old context
+                if (defaultStream.generation() != primary.current()) {
+                    defaultStream = new CudaStream(this, false, leastPriority);
+                }
+                s = defaultStream;
+            }
+        }
+        return s;
     }
 
     @Override
@@ -142,8 +240,9 @@ public final class CudaDevice implements Device {
         if (bytes <= 0) {
             throw new IllegalArgumentException("allocation of " + bytes + " bytes on " + name());
         }
-        makeCurrent();
-        return CudaStorage.device(this, driver.memAlloc(bytes), bytes);
+        ContextHealth gen = generation();
+        makeCurrent(gen);
+        return CudaStorage.device(this, gen, driver.memAlloc(bytes), bytes);
     }
 
     /** Page-locked host memory (cuMemHostAlloc, portable): fast, truly asynchronous copies. */
@@ -151,17 +250,19 @@ public final class CudaDevice implements Device {
         if (bytes <= 0) {
             throw new IllegalArgumentException("pinned allocation of " + bytes + " bytes");
         }
-        makeCurrent();
-        return CudaStorage.pinned(this, driver.memHostAlloc(bytes, CudaDriver.CU_MEMHOSTALLOC_PORTABLE), bytes);
+        ContextHealth gen = generation();
+        makeCurrent(gen);
+        return CudaStorage.pinned(this, gen, driver.memHostAlloc(bytes, CudaDriver.CU_MEMHOSTALLOC_PORTABLE), bytes);
     }
 
     /** Loads a cubin image; {@code key} is the cache key it was built under. */
     public CudaModule loadModule(byte[] cubin, String key) {
-        makeCurrent();
+        ContextHealth gen = generation();
+        makeCurrent(gen);
         try (Arena a = Arena.ofConfined()) {
             // The image must stay valid only for the call: the driver copies it.
             MemorySegment image = a.allocateFrom(ValueLayout.JAVA_BYTE, cubin);
-            return new CudaModule(this, driver.moduleLoadData(image), key);
+            return new CudaModule(this, gen, driver.moduleLoadData(image), key);
         }
     }
 
@@ -171,16 +272,15 @@ public final class CudaDevice implements Device {
         driver.ctxSynchronize();
     }
 
+    /** Releases the default stream and this object's context reference; quiet when the context is lost. */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
-        makeCurrent();
         defaultStream.close();
-        driver.devicePrimaryCtxRelease(device);
-        CURRENT.get()[0] = 0;
+        primary.release();
     }
 
     @Override

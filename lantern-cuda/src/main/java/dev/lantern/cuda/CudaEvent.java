@@ -1,5 +1,6 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.runtime.Event;
 
@@ -7,6 +8,7 @@ import dev.lantern.runtime.Event;
 public final class CudaEvent implements Event {
     private final CudaDevice device;
     private final CudaDriver driver;
+    private final ContextHealth generation;
     private final boolean timing;
     private final long handle;
     private final ReleaseOnce release;
@@ -15,9 +17,10 @@ public final class CudaEvent implements Event {
         this.device = device;
         this.driver = device.driver();
         this.timing = timing;
-        device.makeCurrent();
+        this.generation = device.generation();
+        device.makeCurrent(generation);
         this.handle = driver.eventCreate(timing ? CudaDriver.CU_EVENT_DEFAULT : CudaDriver.CU_EVENT_DISABLE_TIMING);
-        this.release = new ReleaseOnce(device, () -> driver.eventDestroy(handle));
+        this.release = new ReleaseOnce(device, generation, () -> driver.eventDestroy(handle));
     }
 
     public long handle() {
@@ -30,13 +33,13 @@ public final class CudaEvent implements Event {
 
     @Override
     public boolean isComplete() {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         return driver.eventQuery(handle);
     }
 
     @Override
     public void synchronize() {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         driver.eventSynchronize(handle);
     }
 
@@ -46,7 +49,7 @@ public final class CudaEvent implements Event {
         if (!timing || !s.timing) {
             throw new IllegalStateException("elapsed time needs two timing events");
         }
-        device.makeCurrent();
+        device.makeCurrent(generation);
         return driver.eventElapsedTime(s.handle, handle);
     }
 

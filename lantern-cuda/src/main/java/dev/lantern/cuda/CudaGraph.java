@@ -1,5 +1,6 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.runtime.ExecutableGraph;
 import dev.lantern.runtime.Stream;
@@ -11,18 +12,20 @@ import dev.lantern.runtime.Stream;
 public final class CudaGraph implements ExecutableGraph {
     private final CudaDevice device;
     private final CudaDriver driver;
+    private final ContextHealth generation;
     private long graph;
     private final long exec;
     private int kernelCount;
     private final ReleaseOnce release;
 
-    private CudaGraph(CudaDevice device, long graph, long exec) {
+    private CudaGraph(CudaDevice device, ContextHealth generation, long graph, long exec) {
         this.device = device;
         this.driver = device.driver();
+        this.generation = generation;
         this.graph = graph;
         this.exec = exec;
         this.kernelCount = countKernels(driver, graph);
-        this.release = new ReleaseOnce(device, () -> {
+        this.release = new ReleaseOnce(device, generation, () -> {
             driver.graphExecDestroy(exec);
             driver.graphDestroy(this.graph);
         });
@@ -30,15 +33,16 @@ public final class CudaGraph implements ExecutableGraph {
 
     /** Instantiates a captured graph; takes ownership of {@code graph} (destroyed with this). */
     static CudaGraph instantiate(CudaDevice device, long graph) {
-        device.makeCurrent();
+        ContextHealth gen = device.generation();
+        device.makeCurrent(gen);
         long exec;
         try {
             exec = device.driver().graphInstantiate(graph, 0);
         } catch (RuntimeException e) {
-            device.driver().graphDestroy(graph);
+            device.release(gen, () -> device.driver().graphDestroy(graph));
             throw e;
         }
-        return new CudaGraph(device, graph, exec);
+        return new CudaGraph(device, gen, graph, exec);
     }
 
     private static int countKernels(CudaDriver driver, long graph) {
@@ -53,7 +57,7 @@ public final class CudaGraph implements ExecutableGraph {
 
     @Override
     public void launch(Stream stream) {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         driver.graphLaunch(exec, CudaDevice.cuda(stream).handle());
     }
 
@@ -68,7 +72,7 @@ public final class CudaGraph implements ExecutableGraph {
      * CUDA refuses the update; takes ownership of {@code newGraph} either way.
      */
     public boolean update(long newGraph) {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         int result = driver.graphExecUpdate(exec, newGraph);
         if (result != 0) {
             driver.graphDestroy(newGraph);
@@ -78,6 +82,12 @@ public final class CudaGraph implements ExecutableGraph {
         graph = newGraph;
         kernelCount = countKernels(driver, graph);
         return true;
+    }
+
+    /** The label a context-loss report gives a replay of this graph. */
+    @Override
+    public String toString() {
+        return "CUDA graph replay (" + kernelCount + " kernels)";
     }
 
     @Override

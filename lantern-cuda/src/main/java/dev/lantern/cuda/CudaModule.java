@@ -1,5 +1,6 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.runtime.Module;
 import dev.lantern.runtime.Stream;
@@ -8,16 +9,18 @@ import java.util.concurrent.ConcurrentHashMap;
 /** A loaded cubin (CUmodule); kernels are looked up once by name and cached. */
 public final class CudaModule implements Module {
     private final CudaDevice device;
+    private final ContextHealth generation;
     private final long handle;
     private final String key;
     private final ConcurrentHashMap<String, CudaKernel> kernels = new ConcurrentHashMap<>();
     private final ReleaseOnce release;
 
-    CudaModule(CudaDevice device, long handle, String key) {
+    CudaModule(CudaDevice device, ContextHealth generation, long handle, String key) {
         this.device = device;
+        this.generation = generation;
         this.handle = handle;
         this.key = key;
-        this.release = new ReleaseOnce(device, () -> device.driver().moduleUnload(handle));
+        this.release = new ReleaseOnce(device, generation, () -> device.driver().moduleUnload(handle));
     }
 
     @Override
@@ -33,8 +36,8 @@ public final class CudaModule implements Module {
     @Override
     public CudaKernel kernel(String name) {
         return kernels.computeIfAbsent(name, n -> {
-            device.makeCurrent();
-            return new CudaKernel(device, n, device.driver().moduleGetFunction(handle, n));
+            device.makeCurrent(generation);
+            return new CudaKernel(device, generation, n, device.driver().moduleGetFunction(handle, n));
         });
     }
 
@@ -47,11 +50,13 @@ public final class CudaModule implements Module {
     public static final class CudaKernel implements Module.Kernel {
         private final CudaDevice device;
         private final CudaDriver driver;
+        private final ContextHealth generation;
         private final String name;
         private final long function;
 
-        CudaKernel(CudaDevice device, String name, long function) {
+        CudaKernel(CudaDevice device, ContextHealth generation, String name, long function) {
             this.device = device;
+            this.generation = generation;
             this.driver = device.driver();
             this.name = name;
             this.function = function;
@@ -74,7 +79,7 @@ public final class CudaModule implements Module {
         public void launch(Stream stream, int[] grid, int[] block, int sharedBytes, Object... args) {
             CudaStream s = CudaDevice.cuda(stream);
             long params = KernelArgs.marshal(name, args);
-            device.makeCurrent();
+            device.makeCurrent(generation);
             driver.launchKernel(function, dim(grid, 0), dim(grid, 1), dim(grid, 2),
                     dim(block, 0), dim(block, 1), dim(block, 2), sharedBytes, s.handle(), params);
         }
@@ -88,13 +93,13 @@ public final class CudaModule implements Module {
 
         /** Opts in to more than 48 KiB of dynamic shared memory (up to the target's optin limit). */
         public void setMaxDynamicSharedBytes(int bytes) {
-            device.makeCurrent();
+            device.makeCurrent(generation);
             driver.funcSetAttribute(function, CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
         }
 
         /** Resident blocks per SM at this block size: occupancy = blocks * blockSize / max threads per SM. */
         public int maxActiveBlocksPerSm(int blockSize, long dynamicSharedBytes) {
-            device.makeCurrent();
+            device.makeCurrent(generation);
             return driver.occupancyMaxActiveBlocksPerMultiprocessor(function, blockSize, dynamicSharedBytes);
         }
     }

@@ -1,5 +1,6 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaOutOfMemoryException;
 import dev.lantern.runtime.alloc.SegmentSource;
 import dev.lantern.runtime.alloc.VirtualMemory;
@@ -9,11 +10,14 @@ import dev.lantern.runtime.alloc.VirtualMemory;
  * device's VMM ({@link CudaVirtualMemory}) for expandable segments when it has one. Out of
  * memory is the normal "-1" answer of the contract (the allocator frees its cache and
  * retries); every other CUDA failure still throws. A source that owns its device (from
- * {@link CudaSegmentSourceProvider}) closes it on {@link #close()}.
+ * {@link CudaSegmentSourceProvider}) closes it on {@link #close()}. The segments belong to the
+ * context generation the source was made in: once that is lost or reset, reserving refuses
+ * ({@link dev.lantern.cuda.ffi.CudaContextLostException}) and releasing frees nothing.
  */
 public final class CudaSegmentSource implements SegmentSource, AutoCloseable {
     private final CudaDevice device;
     private final boolean ownsDevice;
+    private final ContextHealth generation;
     private VirtualMemory vm;
     private boolean vmChecked;
 
@@ -24,6 +28,7 @@ public final class CudaSegmentSource implements SegmentSource, AutoCloseable {
     CudaSegmentSource(CudaDevice device, boolean ownsDevice) {
         this.device = device;
         this.ownsDevice = ownsDevice;
+        this.generation = device.generation();
     }
 
     public CudaDevice device() {
@@ -32,7 +37,7 @@ public final class CudaSegmentSource implements SegmentSource, AutoCloseable {
 
     @Override
     public long reserve(long bytes) {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         try {
             return device.driver().memAlloc(bytes);
         } catch (CudaOutOfMemoryException e) {
@@ -42,8 +47,7 @@ public final class CudaSegmentSource implements SegmentSource, AutoCloseable {
 
     @Override
     public void release(long address, long bytes) {
-        device.makeCurrent();
-        device.driver().memFree(address);
+        device.release(generation, () -> device.driver().memFree(address));
     }
 
     @Override
@@ -55,7 +59,7 @@ public final class CudaSegmentSource implements SegmentSource, AutoCloseable {
     @Override
     public synchronized VirtualMemory virtualMemory() {
         if (!vmChecked) {
-            vm = CudaVirtualMemory.of(device);
+            vm = CudaVirtualMemory.of(device, generation);
             vmChecked = true;
         }
         return vm;

@@ -1,12 +1,14 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.runtime.TensorStorage;
 import java.lang.foreign.MemorySegment;
 
 /**
  * CUDA memory: device memory (a CUdeviceptr) or page-locked host memory. Owned storage is
  * freed on close; a view (a block carved out by the caching allocator) runs its release
- * action instead. Close is idempotent.
+ * action instead. Close is idempotent, and frees nothing once the context it was allocated in is
+ * lost or reset (the memory went with it).
  */
 public final class CudaStorage implements TensorStorage {
     public enum Kind { DEVICE, PINNED_HOST }
@@ -26,18 +28,14 @@ public final class CudaStorage implements TensorStorage {
         this.release = release;
     }
 
-    static CudaStorage device(CudaDevice device, long dptr, long bytes) {
-        return new CudaStorage(device, Kind.DEVICE, dptr, bytes, () -> {
-            device.makeCurrent();
-            device.driver().memFree(dptr);
-        });
+    static CudaStorage device(CudaDevice device, ContextHealth generation, long dptr, long bytes) {
+        return new CudaStorage(device, Kind.DEVICE, dptr, bytes,
+                () -> device.release(generation, () -> device.driver().memFree(dptr)));
     }
 
-    static CudaStorage pinned(CudaDevice device, long hostPtr, long bytes) {
-        return new CudaStorage(device, Kind.PINNED_HOST, hostPtr, bytes, () -> {
-            device.makeCurrent();
-            device.driver().memFreeHost(hostPtr);
-        });
+    static CudaStorage pinned(CudaDevice device, ContextHealth generation, long hostPtr, long bytes) {
+        return new CudaStorage(device, Kind.PINNED_HOST, hostPtr, bytes,
+                () -> device.release(generation, () -> device.driver().memFreeHost(hostPtr)));
     }
 
     /**

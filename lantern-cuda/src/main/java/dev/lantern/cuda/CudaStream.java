@@ -1,5 +1,6 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.runtime.Event;
 import dev.lantern.runtime.Stream;
@@ -13,6 +14,7 @@ import java.lang.foreign.MemorySegment;
 public final class CudaStream implements Stream {
     private final CudaDevice device;
     private final CudaDriver driver;
+    private final ContextHealth generation;
     private final boolean highPriority;
     private final int priority;
     private final long handle;
@@ -24,9 +26,15 @@ public final class CudaStream implements Stream {
         this.driver = device.driver();
         this.highPriority = highPriority;
         this.priority = priority;
-        device.makeCurrent();
+        this.generation = device.generation();
+        device.makeCurrent(generation);
         this.handle = driver.streamCreateWithPriority(CudaDriver.CU_STREAM_NON_BLOCKING, priority);
-        this.release = new ReleaseOnce(device, () -> driver.streamDestroy(handle));
+        this.release = new ReleaseOnce(device, generation, () -> driver.streamDestroy(handle));
+    }
+
+    /** The context generation this stream was created in; it refuses work once that is lost or reset. */
+    public ContextHealth generation() {
+        return generation;
     }
 
     /** The raw CUstream, for launches and library calls (cuBLASLt). */
@@ -51,13 +59,13 @@ public final class CudaStream implements Stream {
 
     @Override
     public void waitFor(Event event) {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         driver.streamWaitEvent(handle, CudaDevice.cuda(event).handle());
     }
 
     @Override
     public void record(Event event) {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         driver.eventRecord(CudaDevice.cuda(event).handle(), handle);
     }
 
@@ -75,7 +83,7 @@ public final class CudaStream implements Stream {
         if (bytes == 0) {
             return;
         }
-        device.makeCurrent();
+        device.makeCurrent(generation);
         boolean srcHost = isHost(src);
         boolean dstHost = isHost(dst);
         long s = hostOrDeviceAddress(src) + srcOffset;
@@ -95,7 +103,7 @@ public final class CudaStream implements Stream {
     /** Fills {@code bytes} bytes of device memory with {@code value}, in stream order. */
     public void memset(TensorStorage dst, long offset, byte value, long bytes) {
         checkRange("destination", dst, offset, bytes);
-        device.makeCurrent();
+        device.makeCurrent(generation);
         driver.memsetD8Async(dst.address() + offset, value, bytes, handle);
     }
 
@@ -105,7 +113,7 @@ public final class CudaStream implements Stream {
         if ((dst.address() + offset) % 4 != 0) {
             throw new IllegalArgumentException("memset32 needs a 4-byte aligned address");
         }
-        device.makeCurrent();
+        device.makeCurrent(generation);
         driver.memsetD32Async(dst.address() + offset, value, count, handle);
     }
 
@@ -141,7 +149,7 @@ public final class CudaStream implements Stream {
 
     @Override
     public void synchronize() {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         driver.streamSynchronize(handle);
         synchronizations++;
     }

@@ -1,5 +1,7 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
+import dev.lantern.cuda.ffi.CudaContextLostException;
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.cuda.ffi.CudaOutOfMemoryException;
 import dev.lantern.cuda.ffi.CudaVmm;
@@ -15,33 +17,44 @@ import dev.lantern.runtime.alloc.VirtualMemory;
  * <p>Growth: cuMemCreate + cuMemMap per page, then one cuMemSetAccess over the new pages.
  * If the device runs out part-way, the pages mapped by this call are unmapped again and
  * {@link #map} answers false, as the contract asks.
+ *
+ * <p>Once the context generation it was made in is lost or reset, reserving and mapping refuse
+ * ({@link dev.lantern.cuda.ffi.CudaContextLostException}); unmapping and freeing do nothing.
  */
 public final class CudaVirtualMemory implements VirtualMemory {
     private final CudaDevice device;
     private final CudaVmm vmm;
+    private final ContextHealth generation;
     private final int ordinal;
     private final long page;
     private final long rangeSize;
 
-    private CudaVirtualMemory(CudaDevice device) {
+    private CudaVirtualMemory(CudaDevice device, ContextHealth generation) {
         this.device = device;
         this.vmm = device.driver().vmm();
+        this.generation = generation;
         this.ordinal = device.target().ordinal();
-        device.makeCurrent();
+        device.makeCurrent(generation);
         this.page = vmm.memGetAllocationGranularity(ordinal, false);
         this.rangeSize = (device.totalMemory() + page - 1) / page * page;
     }
 
     /** The VMM of {@code device}, or null when the device or driver does not support it. */
     public static CudaVirtualMemory of(CudaDevice device) {
+        return of(device, device.generation());
+    }
+
+    static CudaVirtualMemory of(CudaDevice device, ContextHealth generation) {
         try {
-            device.makeCurrent();
+            device.makeCurrent(generation);
             int dev = device.target().ordinal();
             if (device.driver().deviceAttribute(CudaDriver.ATTR_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
                     device.driver().deviceGet(dev)) == 0) {
                 return null;
             }
-            return new CudaVirtualMemory(device);
+            return new CudaVirtualMemory(device, generation);
+        } catch (CudaContextLostException e) {
+            throw e; // not a missing feature: the context is gone
         } catch (RuntimeException e) {
             return null; // an old driver without the symbols: fixed segments only
         }
@@ -59,7 +72,7 @@ public final class CudaVirtualMemory implements VirtualMemory {
 
     @Override
     public long reserveRange(long bytes) {
-        device.makeCurrent();
+        device.makeCurrent(generation);
         try {
             return vmm.memAddressReserve(bytes, page);
         } catch (CudaOutOfMemoryException e) {
@@ -70,7 +83,7 @@ public final class CudaVirtualMemory implements VirtualMemory {
     @Override
     public boolean map(long address, long bytes) {
         checkPages("map", address, bytes);
-        device.makeCurrent();
+        device.makeCurrent(generation);
         long done = 0;
         try {
             for (; done < bytes; done += page) {
@@ -92,8 +105,7 @@ public final class CudaVirtualMemory implements VirtualMemory {
     @Override
     public void unmap(long address, long bytes) {
         checkPages("unmap", address, bytes);
-        device.makeCurrent();
-        unmapPages(address, bytes);
+        device.release(generation, () -> unmapPages(address, bytes));
     }
 
     private void unmapPages(long address, long bytes) {
@@ -104,8 +116,7 @@ public final class CudaVirtualMemory implements VirtualMemory {
 
     @Override
     public void releaseRange(long address, long bytes) {
-        device.makeCurrent();
-        vmm.memAddressFree(address, bytes);
+        device.release(generation, () -> vmm.memAddressFree(address, bytes));
     }
 
     private void checkPages(String what, long address, long bytes) {

@@ -1,5 +1,6 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.CudaContextLostException;
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.runtime.GraphPolicy;
 import java.lang.System.Logger.Level;
@@ -72,13 +73,14 @@ public final class GraphRunner implements AutoCloseable {
             }
             graphs.put(key, graph);
         }
+        device.step(graph); // a fault in the replay is reported against the graph, not the last captured step
         graph.launch(stream);
         replays++;
     }
 
     /** Captures {@code work}; returns null under PREFER when capture fails, throws under REQUIRE. */
     private CudaGraph capture(String key, CudaStream stream, Runnable work) {
-        device.makeCurrent();
+        device.makeCurrent(stream.generation());
         captures++;
         driver.streamBeginCapture(stream.handle(), CudaDriver.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
         RuntimeException failure = null;
@@ -102,7 +104,11 @@ public final class GraphRunner implements AutoCloseable {
                 rawGraph = 0;
             }
         } else if (rawGraph != 0) {
-            driver.graphDestroy(rawGraph);
+            long g = rawGraph;
+            device.release(stream.generation(), () -> driver.graphDestroy(g));
+        }
+        if (failure instanceof CudaContextLostException lost) {
+            throw lost; // the context is gone, not the capture: no eager fallback, no eager-only mark
         }
         captureFailures++;
         lastFailure = failure.getMessage();

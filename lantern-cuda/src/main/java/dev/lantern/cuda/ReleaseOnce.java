@@ -1,18 +1,24 @@
 package dev.lantern.cuda;
 
+import dev.lantern.cuda.ffi.ContextHealth;
+
 /**
  * The close() of a handle that one driver call (or a few) frees: the first call makes the device
- * current and releases, later calls do nothing, and concurrent calls release once. Shared by
- * {@link CudaEvent}, {@link CudaStream}, {@link CudaGraph}, {@link CudaModule} and
- * {@link CublasLtHandle}, which differ only in what they release.
+ * current and releases, later calls do nothing, and concurrent calls release once. When the
+ * handle's context generation is lost, reset or closed, nothing is released and nothing thrown
+ * ({@link CudaDevice#release}). Shared by {@link CudaEvent}, {@link CudaStream},
+ * {@link CudaGraph}, {@link CudaModule} and {@link CublasLtHandle}, which differ only in what
+ * they release.
  */
 final class ReleaseOnce {
     private final CudaDevice device;
+    private final ContextHealth generation;
     private final Runnable release;
     private boolean done;
 
-    ReleaseOnce(CudaDevice device, Runnable release) {
+    ReleaseOnce(CudaDevice device, ContextHealth generation, Runnable release) {
         this.device = device;
+        this.generation = generation;
         this.release = release;
     }
 
@@ -21,7 +27,6 @@ final class ReleaseOnce {
             return;
         }
         done = true;
-        device.makeCurrent();
-        release.run();
+        device.release(generation, release);
     }
 }

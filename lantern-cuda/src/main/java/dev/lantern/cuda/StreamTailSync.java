@@ -37,9 +37,10 @@ public final class StreamTailSync implements StreamSync {
         }
         long at = s.synchronizations();
         return new Marker() {
+            // a lost or reset context runs nothing more: what was queued will never touch the block
             @Override
             public boolean isComplete() {
-                return s.synchronizations() > at;
+                return s.synchronizations() > at || s.generation().isUnusable();
             }
 
             @Override

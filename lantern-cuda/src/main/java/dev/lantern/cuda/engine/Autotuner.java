@@ -5,6 +5,7 @@ import dev.lantern.cuda.GemmSpec;
 import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CudaKernelSource;
+import dev.lantern.cuda.ffi.CudaContextLostException;
 import dev.lantern.cuda.codegen.CudaTarget;
 import dev.lantern.cuda.codegen.KernelSpec;
 import dev.lantern.cuda.codegen.NormSpec;
@@ -229,6 +230,8 @@ final class Autotuner {
                     bestMs = ms;
                     best = c;
                 }
+            } catch (CudaContextLostException e) {
+                throw e; // not a bad candidate: the context is gone, and every later one would fail too
             } catch (RuntimeException e) {
                 // a candidate that fails at run time is never chosen
             }

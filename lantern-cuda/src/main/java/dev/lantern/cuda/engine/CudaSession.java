@@ -13,6 +13,7 @@ import dev.lantern.cuda.GraphRunner;
 import dev.lantern.cuda.KernelSource;
 import dev.lantern.cuda.ModuleCache;
 import dev.lantern.cuda.StreamTailSync;
+import dev.lantern.cuda.ffi.CudaContextLostException;
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
@@ -38,6 +39,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.IntFunction;
 
 /**
  * A model compiled for one GPU and ready to run: compiled once (passes, lowering, NVRTC through
@@ -117,6 +119,8 @@ public final class CudaSession implements AutoCloseable {
     private Allocation workspace;
     private List<Runnable> bound; // COMPILED: every step with its addresses resolved
     private long peakAllocated;
+    // names a step for a context-loss report: formatted only then (CudaDevice.step)
+    private final IntFunction<String> stepNames = i -> "#" + i + " " + describe(lowered.steps().get(i));
 
     private CudaSession(CudaDevice device, Graph graph, Map<String, Tensor> params, Options options) {
         this.device = device;
@@ -305,8 +309,9 @@ public final class CudaSession implements AutoCloseable {
     /** Enqueues one forward on the session's stream (kernel by kernel; no synchronisation). */
     public void forward() {
         if (options.mode() == Mode.COMPILED) {
-            for (Runnable r : bound) {
-                r.run();
+            for (int i = 0; i < bound.size(); i++) {
+                device.step(stepNames, i);
+                bound.get(i).run();
             }
         } else {
             eagerForward();
@@ -600,6 +605,7 @@ public final class CudaSession implements AutoCloseable {
                 values.put(out, allocate(k.output().bytes()));
             }
             while (si < steps.size() && steps.get(si).kernel() == k.index()) {
+                device.step(stepNames, si);
                 bind(steps.get(si++)).run();
             }
             for (MemoryPlan.Placement p : byValue.values()) {
@@ -676,9 +682,18 @@ public final class CudaSession implements AutoCloseable {
         return Map.copyOf(gemmChoice);
     }
 
+    /**
+     * Waits for the stream, then releases everything. After a context loss it releases quietly
+     * (the device memory, modules and graphs went with the context) and throws nothing: the loss
+     * was or will be reported by the call that runs into it.
+     */
     @Override
     public void close() {
-        stream.synchronize();
+        try {
+            stream.synchronize();
+        } catch (CudaContextLostException e) {
+            // recorded on the device; what follows frees host-side state and skips the driver
+        }
         graphs.close();
         for (CublasLtGemm gm : gemms.values()) {
             gm.close();

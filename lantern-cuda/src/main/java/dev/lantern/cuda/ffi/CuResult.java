@@ -1,6 +1,7 @@
 package dev.lantern.cuda.ffi;
 
 import java.util.Map;
+import java.util.Set;
 
 /**
  * CUresult codes to their names, generated from CUDA 13.0's {@code cuda.h}. Used when the
@@ -13,6 +14,36 @@ public final class CuResult {
     public static final int CUDA_ERROR_NOT_INITIALIZED = 3;
     public static final int CUDA_ERROR_NO_DEVICE = 100;
     public static final int CUDA_ERROR_NOT_READY = 600;
+    public static final int CUDA_ERROR_ILLEGAL_ADDRESS = 700;
+    public static final int CUDA_ERROR_LAUNCH_FAILED = 719;
+
+    /**
+     * Codes after which the context is unusable: the driver answers every later call on it with
+     * the same error until it is destroyed (cuda.h: "This leaves the process in an inconsistent
+     * state and any further CUDA work will return the same error"; ASSERT: "The context cannot be
+     * used anymore, and must be destroyed"). Faults of a running kernel (700, 702, 710, 714-719,
+     * 721), contained or external-device errors (226, 911), a context that is already destroyed
+     * (709), and uncorrectable ECC or NVLink errors (214, 220), after which nothing the context
+     * holds can be trusted. Out of memory, bad arguments, capture errors are not among them: the
+     * context stays usable after those.
+     */
+    private static final Set<Integer> CONTEXT_LOST = Set.of(
+            214, // CUDA_ERROR_ECC_UNCORRECTABLE
+            220, // CUDA_ERROR_NVLINK_UNCORRECTABLE
+            226, // CUDA_ERROR_CONTAINED
+            700, // CUDA_ERROR_ILLEGAL_ADDRESS
+            702, // CUDA_ERROR_LAUNCH_TIMEOUT
+            709, // CUDA_ERROR_CONTEXT_IS_DESTROYED
+            710, // CUDA_ERROR_ASSERT
+            714, // CUDA_ERROR_HARDWARE_STACK_ERROR
+            715, // CUDA_ERROR_ILLEGAL_INSTRUCTION
+            716, // CUDA_ERROR_MISALIGNED_ADDRESS
+            717, // CUDA_ERROR_INVALID_ADDRESS_SPACE
+            718, // CUDA_ERROR_INVALID_PC
+            719, // CUDA_ERROR_LAUNCH_FAILED
+            721, // CUDA_ERROR_TENSOR_MEMORY_LEAK
+            911  // CUDA_ERROR_EXTERNAL_DEVICE
+    );
 
     private static final Map<Integer, String> NAMES = Map.ofEntries(
             Map.entry(1, "CUDA_ERROR_INVALID_VALUE"),
@@ -118,6 +149,11 @@ public final class CuResult {
     );
 
     private CuResult() {}
+
+    /** True for the "sticky" codes that leave the context unusable until it is reset. */
+    public static boolean isContextLost(int code) {
+        return CONTEXT_LOST.contains(code);
+    }
 
     /** The symbolic name, e.g. "CUDA_ERROR_OUT_OF_MEMORY", or "CUresult(n)" for an unknown code. */
     public static String name(int code) {

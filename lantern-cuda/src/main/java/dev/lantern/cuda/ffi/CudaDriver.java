@@ -70,6 +70,7 @@ public final class CudaDriver {
     private final Fn cuDeviceTotalMem;
     private final Fn cuDevicePrimaryCtxRetain;
     private final Fn cuDevicePrimaryCtxRelease;
+    private final Fn cuDevicePrimaryCtxReset;
     private final Fn cuCtxSetCurrent;
     private final Fn cuCtxSynchronize;
     private final Fn cuCtxGetStreamPriorityRange;
@@ -128,6 +129,7 @@ public final class CudaDriver {
         cuDeviceTotalMem = lib.fn(I_AI, "cuDeviceTotalMem_v2");
         cuDevicePrimaryCtxRetain = lib.fn(I_AI, "cuDevicePrimaryCtxRetain");
         cuDevicePrimaryCtxRelease = lib.fn(I_I, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
+        cuDevicePrimaryCtxReset = lib.fn(I_I, "cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset");
         cuCtxSetCurrent = lib.fn(I_L, "cuCtxSetCurrent");
         cuCtxSynchronize = lib.fn(I_V, "cuCtxSynchronize");
         cuCtxGetStreamPriorityRange = lib.fn(I_AA, "cuCtxGetStreamPriorityRange");
@@ -256,8 +258,13 @@ public final class CudaDriver {
         }
     }
 
+    /**
+     * The exception for a failed call. A sticky code ({@link CuResult#isContextLost}) marks the
+     * context current on this thread as lost and becomes {@link CudaContextLostException}; once
+     * that context is lost, every failure on it is reported as that loss ({@link ContextHealth}).
+     */
     public CudaException failure(String call, int rc) {
-        return new CudaException(call, rc, errorName(rc), errorString(rc));
+        return ContextHealth.classifyOnCurrentThread(new CudaException(call, rc, errorName(rc), errorString(rc)));
     }
 
     static RuntimeException rethrow(Throwable t) {
@@ -352,6 +359,19 @@ public final class CudaDriver {
     public void devicePrimaryCtxRelease(int dev) {
         try {
             check(cuDevicePrimaryCtxRelease, (int) cuDevicePrimaryCtxRelease.handle().invokeExact(dev));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * cuDevicePrimaryCtxReset_v2: destroys every allocation and all state of {@code dev}'s primary
+     * context in this process (the way out of a sticky error). Does not release it: a holder of a
+     * reference still holds it, and the next cuDevicePrimaryCtxRetain makes it active again.
+     */
+    public void devicePrimaryCtxReset(int dev) {
+        try {
+            check(cuDevicePrimaryCtxReset, (int) cuDevicePrimaryCtxReset.handle().invokeExact(dev));
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -606,7 +626,8 @@ public final class CudaDriver {
             MemorySegment out = a.allocate(JAVA_LONG);
             int rc = (int) cuModuleGetFunction.handle().invokeExact(out, module, a.allocateFrom(name));
             if (rc != 0) {
-                throw new CudaException(cuModuleGetFunction.name(), rc, errorName(rc), "kernel '" + name + "'");
+                throw ContextHealth.classifyOnCurrentThread(
+                        new CudaException(cuModuleGetFunction.name(), rc, errorName(rc), "kernel '" + name + "'"));
             }
             return out.get(JAVA_LONG, 0);
         } catch (Throwable t) {

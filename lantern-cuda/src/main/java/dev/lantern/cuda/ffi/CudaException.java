@@ -18,6 +18,14 @@ public class CudaException extends RuntimeException {
         this.errorName = errorName;
     }
 
+    /** For subclasses whose message is not the standard one; {@code cause} may be null. */
+    protected CudaException(String message, String call, int code, String errorName, Throwable cause) {
+        super(message, cause);
+        this.call = call;
+        this.code = code;
+        this.errorName = errorName;
+    }
+
     /** Builds the standard message; {@code detail} (CUDA's description, a log) may be null or blank. */
     public static String format(String call, String errorName, String detail) {
         String msg = call + " failed: " + errorName;

@@ -24,11 +24,26 @@ public final class CudaLibraries {
     private final Slot<Nvtx> nvtx;
 
     public CudaLibraries(LibraryLocator locator) {
+        this(locator, null);
+    }
+
+    private CudaLibraries(LibraryLocator locator, NativeLibrary driverLibrary) {
         this.locator = locator;
         this.driver = new Slot<>("driver", DRIVER_NAMES, CudaDriver::new);
+        if (driverLibrary != null) {
+            driver.preset(driverLibrary);
+        }
         this.nvrtc = new Slot<>("nvrtc", NVRTC_NAMES, Nvrtc::new);
         this.cublasLt = new Slot<>("cublasLt", CUBLASLT_NAMES, CublasLt::new);
         this.nvtx = new Slot<>("nvtx", NVTX_NAMES, Nvtx::of);
+    }
+
+    /**
+     * Libraries whose driver binds {@code driverLibrary} (tests: a driver over stand-in symbols,
+     * so device logic runs without a GPU); the other libraries as {@code locator} finds them.
+     */
+    public static CudaLibraries withDriver(LibraryLocator locator, NativeLibrary driverLibrary) {
+        return new CudaLibraries(locator, driverLibrary);
     }
 
     /** This process's libraries, found through {@link LibraryLocator#fromEnvironment()}. */
@@ -101,6 +116,11 @@ public final class CudaLibraries {
                 throw failure;
             }
             return binding;
+        }
+
+        synchronized void preset(NativeLibrary lib) {
+            probe = lib.probe();
+            binding = bind.apply(lib);
         }
 
         synchronized LibraryProbe probe() {

@@ -39,6 +39,7 @@ class BindingSignatureTest {
         assertEquals(0, d.deviceTotalMem(0));
         assertEquals(0, d.devicePrimaryCtxRetain(0));
         d.devicePrimaryCtxRelease(0);
+        d.devicePrimaryCtxReset(0);
         d.ctxSetCurrent(0);
         d.ctxSynchronize();
         assertArrayEquals(new int[] {0, 0}, d.ctxGetStreamPriorityRange());
