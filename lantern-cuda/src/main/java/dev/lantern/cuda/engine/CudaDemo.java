@@ -23,9 +23,10 @@ import java.util.Map;
  * bench's: the sessions open at once, each mode after the same {@link CudaBench#WARMUP} untimed
  * forwards. Graph replay runs in a session of its own that only ever replays, so that its
  * graph_hit_pct ({@link ForwardStats}: replays ÷ every forward of the session) is a serving
- * session's, not diluted by the plain compiled forwards timed beside it. A cold eager run is not the baseline: its first forwards pay the caching allocator's
- * cuMemAlloc calls and first launches (decoder-small eager read 1.49 ms after 3 warm-ups, 0.186 ms
- * after 10), which overstated the demo's ratio about 8-fold.
+ * session's, not diluted by the plain compiled forwards timed beside it. A cold eager run is not
+ * the baseline: its first forwards pay the caching allocator's cuMemAlloc calls and first
+ * launches (decoder-small eager read 1.49 ms after 3 warm-ups, 0.186 ms after 10), which
+ * overstated the demo's ratio about 8-fold.
  *
  * <p>The block is built in bf16 from {@code config} (parameters drawn from {@code seed} on the
  * host, so the reference sees the very same bf16 values); the reference takes seconds on the
