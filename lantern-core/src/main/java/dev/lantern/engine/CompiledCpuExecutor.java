@@ -1,5 +1,6 @@
 package dev.lantern.engine;
 
+import dev.lantern.cpu.EagerExecutor;
 import dev.lantern.cpu.Elementwise;
 import dev.lantern.cpu.View;
 import dev.lantern.engine.cpu.FusedKernels;
@@ -7,7 +8,6 @@ import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
-import dev.lantern.ir.Shape;
 import dev.lantern.ir.TensorType;
 import dev.lantern.kernel.Kernel;
 import dev.lantern.kernel.Operand;
@@ -91,7 +91,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
                 }
                 env.put(n.name(), View.of(t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype())).reshape(n.type().shape()));
             } else if (!n.op().isSource() && dev.lantern.kernel.KernelLowering.isFree(n, graph)) {
-                env.put(n.name(), view(n, env.get(n.input(0))));
+                env.put(n.name(), EagerExecutor.freeView(n, env.get(n.input(0))));
             } else if (!n.op().isSource()) {
                 env.put(n.name(), arenaView(n.name(), n.type()));
             }
@@ -123,17 +123,6 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             out.put(o, t);
         }
         return out;
-    }
-
-    /** A free view over its base: reshape of a contiguous value, or a permute with the strides its type declares. */
-    private static View view(Node n, View base) {
-        TensorType t = n.type();
-        if (n.op() == Op.RESHAPE) {
-            return base.reshape(t.shape());
-        }
-        int[] perm = n.op() == Op.PERMUTE ? n.attrs().getInts("perm")
-                : Shape.transposePerm(t.shape().rank(), n.attrs().getInt("dim0", 0), n.attrs().getInt("dim1", 0));
-        return base.permute(perm);
     }
 
     private View arenaView(String value, TensorType t) {

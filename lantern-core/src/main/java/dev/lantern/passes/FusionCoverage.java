@@ -10,9 +10,13 @@ import dev.lantern.ir.OpKind;
  * <ul>
  * <li>counted: the compute ops of the graph an eager run executes (after canonicalize, and after
  *     autocast when it is on, but before any fusion) that are not matmuls and not free: every
- *     elementwise, row-wise (norms, softmax, rope) and movement op, and every view that moves
- *     elements (a permute or transpose that reorders non-unit axes, a slice), because an eager
- *     run must copy it. A reshape of a contiguous value is free and is not counted.
+ *     elementwise, row-wise (norms, softmax, rope) and movement op, and every view that an eager
+ *     run must copy: a permute or transpose that reorders non-unit axes and that layout-normalize
+ *     left contiguous (its reader needs a copy), a slice. Free views are not counted, by the rule
+ *     that both eager runs (CPU {@code EagerExecutor}, GPU {@code CudaSession}) and the kernel
+ *     partition use ({@code KernelLowering.isFree}): a reshape of a contiguous value, and a permute
+ *     that layout-normalize made a strided view (its readers take the strides), cost nothing in
+ *     eager either, so counting them would credit fusion with removing work that eager never did.
  * <li>absorbed: counted minus the ops of the fused graph that still run as a kernel of their own
  *     that holds nothing else: a lone primitive op (a plain rms_norm, a softmax, a permute copy).
  *     A view that fusion turned into strides of a kernel's operand is absorbed; so is every op
@@ -45,8 +49,8 @@ public record FusionCoverage(int counted, int standalone) {
             case SOURCE, GEMM, COMPOSITE -> false; // composites are fused already: no primitive op to absorb
             case ELEMENTWISE, ROWWISE, MOVEMENT -> n.op() != Op.ELEMENTWISE_FUSED;
             case VIEW -> switch (n.op()) {
-                case PERMUTE -> !Build.movesNothing(g.type(n.input(0)).shape(), n.attrs().getInts("perm"));
-                case TRANSPOSE -> true;
+                case PERMUTE -> n.type().layout().isContiguous() && !Build.movesNothing(g.type(n.input(0)).shape(), n.attrs().getInts("perm"));
+                case TRANSPOSE -> n.type().layout().isContiguous();
                 case SLICE -> true;
                 default -> !g.type(n.input(0)).layout().isContiguous();
             };

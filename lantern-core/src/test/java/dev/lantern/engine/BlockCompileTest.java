@@ -45,7 +45,9 @@ class BlockCompileTest {
         CompiledModel m = Compiler.compile(g, CompileOptions.defaults().withAmp(amp));
         Verifier.verify(m.graph(), label);
         assertTrue(m.kernels().size() <= 10, label + ": " + m.kernels().size() + " kernels");
-        assertTrue(m.fusionCoverage() >= 0.9, label + ": coverage " + m.coverage());
+        // At most one non-GEMM op left as a kernel of its own (the decoder's first rms_norm: 8 of 9
+        // absorbed, 0.889, since free views are not counted; it read 11 of 12 while they were).
+        assertTrue(m.coverage().standalone() <= 1 && m.fusionCoverage() >= 0.85, label + ": coverage " + m.coverage());
         MemoryPlan p = m.plan();
         assertTrue(p.arenaBytes() <= 1.1 * p.lowerBound(), label + ": planned " + p.arenaBytes() + " vs lower bound " + p.lowerBound());
         assertTrue(p.arenaBytes() < 0.7 * p.naiveBytes(), label + ": planned " + p.arenaBytes() + " vs naive " + p.naiveBytes());
@@ -64,7 +66,7 @@ class BlockCompileTest {
         for (String name : List.of("cpu-small", "encoder-small")) {
             CompiledModel m = Compiler.compile(TransformerBlock.build(BlockConfig.named(name), DType.BF16).graph(),
                     CompileOptions.defaults().withAmp(amp));
-            assertTrue(m.kernels().size() <= 10 && m.fusionCoverage() >= 0.9, name + " " + amp + ": " + m.kernels().size() + " kernels, " + m.coverage());
+            assertTrue(m.kernels().size() <= 10 && m.coverage().standalone() <= 1 && m.fusionCoverage() >= 0.85, name + " " + amp + ": " + m.kernels().size() + " kernels, " + m.coverage());
         }
     }
 

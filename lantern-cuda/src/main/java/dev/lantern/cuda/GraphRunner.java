@@ -25,8 +25,9 @@ import java.util.Set;
  * stream (or streams joined to it by events) and must be replayable: the same pointers and
  * scalars every time for the same key.
  *
- * <p>{@code graph_hit_pct} = replays ÷ (replays + eager runs); the launch right after a
- * capture is a replay, since it runs the graph.
+ * <p>{@link Stats#graphHitPct} = replays ÷ (replays + eager runs) of this runner; the launch
+ * right after a capture is a replay, since it runs the graph. It sees only the work passed to
+ * {@link #run}: a session's graph_hit_pct, over all its forwards, is {@code CudaSession.forwardStats()}.
  */
 public final class GraphRunner implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(GraphRunner.class.getName());
@@ -48,7 +49,7 @@ public final class GraphRunner implements AutoCloseable {
         this.policy = policy;
     }
 
-    /** Counters since creation; {@link #graphHitPct()} is the DESIGN.md metric. */
+    /** Counters since creation, of the work passed to {@link #run} only. */
     public record Stats(long replays, long eagerRuns, long captures, long captureFailures) {
         public double graphHitPct() {
             long total = replays + eagerRuns;

@@ -1,24 +1,11 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CublasLtGemm;
-import dev.lantern.cuda.CublasLtHandle;
 import dev.lantern.cuda.CudaDevice;
 import dev.lantern.cuda.CudaModule;
-import dev.lantern.cuda.CudaStorage;
 import dev.lantern.cuda.CudaStream;
-import dev.lantern.cuda.GemmSpec;
 import dev.lantern.cuda.KernelSource;
 import dev.lantern.cuda.ModuleCache;
-import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CudaKernelSource;
-import dev.lantern.cuda.codegen.CudaTarget;
-import dev.lantern.cuda.codegen.ElementwiseOp;
-import dev.lantern.cuda.codegen.ElementwiseSpec;
-import dev.lantern.cuda.codegen.KernelSpec;
-import dev.lantern.cuda.codegen.LaunchConfig;
-import dev.lantern.cuda.codegen.NormSpec;
-import dev.lantern.cuda.codegen.RopeSpec;
-import dev.lantern.cuda.codegen.SoftmaxSpec;
 import dev.lantern.engine.DemoMetrics;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
@@ -27,7 +14,6 @@ import dev.lantern.ir.DType;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -40,15 +26,22 @@ import java.util.function.Consumer;
  * with torch_ref.py's case names, so both land in one results file side by side.
  *
  * <p>Times are medians of CUDA-event timings after warm-up, on seeded random data (never
- * zeros). Micro ops rotate among input sets whose total is above the 60 MB L2. The big GEMMs,
- * norms and attention are autotuned (tile variants, cuBLASLt candidates; cached in the
- * {@link TuneCache}) and report the winner.
+ * zeros). The micro benchmarks are {@link MicroBench}: their inputs rotate among sets whose total
+ * is above the 60 MB L2; the big GEMMs, norms and attention try their variants (tiles, cuBLASLt
+ * candidates; cached in the {@link TuneCache}) and report the winner timed again apart from the
+ * choice. This class holds the macro blocks and the record format both write.
  */
 public final class CudaBench {
     private final CudaDevice device;
     private final Consumer<String> emit;
     private final Consumer<String> progress;
     private final TuneCache tune;
+
+    /**
+     * Untimed forwards before each mode's timing, compiled, graph replay and eager alike (the demo
+     * uses it too): the first forwards pay cuMemAlloc calls and first launches, eager most.
+     */
+    public static final int WARMUP = 10;
 
     public CudaBench(CudaDevice device, Consumer<String> emit, Consumer<String> progress, TuneCache tune) {
         this.device = device;
@@ -67,10 +60,14 @@ public final class CudaBench {
     }
 
     /**
-     * Compiled, compiled + graph replay and eager runs of one benchmark block. Both sessions are
-     * open at once and timed in alternating rounds (big blocks: 3), each figure the median of
-     * its rounds' medians: a big block holds the GPU at its power limit and its clock drifts as
-     * it warms, so timing one mode after the other would favour whichever ran first.
+     * Compiled, compiled + graph replay and eager runs of one benchmark block. The sessions are
+     * open at once and timed in alternating rounds (big blocks: 3), each figure the median of its
+     * rounds' medians, each mode after the same {@link #WARMUP}: a big block holds the GPU at its
+     * power limit and its clock drifts as it warms, so timing one mode after the other would
+     * favour whichever ran first. Graph replay has a session of its own, opened after the
+     * compiled one is tuned (it takes the same cached choices), that only ever replays: its
+     * graph_hit_pct counts every forward it ran, and its output is checked against the compiled
+     * session's after its buffers were poisoned, so a replay that wrote nothing cannot pass.
      */
     public void macro(BlockConfig cfg, long seed) {
         Model model = TransformerBlock.build(cfg, DType.BF16);
@@ -83,58 +80,65 @@ public final class CudaBench {
         Map<String, Tensor> inputs = big ? null : DemoMetrics.inputs(model.graph(), seed);
         Map<String, Object> common = new LinkedHashMap<>();
         progress.accept("macro " + cfg.name() + ": compiling");
-        try (CudaSession s = CudaSession.open(device, model.graph(), params,
-                CudaSession.Options.compiled().withPolicy(GraphPolicy.PREFER).withAutotune(tune));
+        try (CudaSession s = CudaSession.open(device, model.graph(), params, CudaSession.Options.compiled().withAutotune(tune));
              CudaSession e = CudaSession.open(device, model.graph(), params, CudaSession.Options.eager())) {
             setInputs(s, inputs, seed);
             setInputs(e, inputs, seed);
             progress.accept("macro " + cfg.name() + ": autotuning");
             s.autotune();
-            double[] compiled = new double[rounds];
-            double[] graph = new double[rounds];
-            double[] eager = new double[rounds];
-            for (int r = 0; r < rounds; r++) {
-                progress.accept("macro " + cfg.name() + ": timing compiled, graph replay, eager (round " + (r + 1) + "/" + rounds + ")");
-                compiled[r] = s.timeMs(s::forward, 10, iters);
-                graph[r] = s.timeMs(s::forwardGraph, 10, iters);
-                eager[r] = e.timeMs(e::forward, big ? 3 : 10, iters);
-            }
-            s.forward();
-            Tensor compiledOut = s.output();
-            common.put("kernels", s.model().kernels().size());
-            common.put("device_ops", s.deviceOps());
-            common.put("fusion_coverage", round(s.model().fusionCoverage(), 4));
-            progress.accept("macro " + cfg.name() + ": profiling steps");
-            Map<String, Object> withSteps = new LinkedHashMap<>(common);
-            withSteps.put("steps", stepsJson(s.profileInForward(3, iters)));
-            withSteps.put("steps_alone", stepsJson(s.profile(3, big ? 10 : 50)));
-            double ms = EventTiming.median(compiled);
-            record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), withSteps);
+            try (CudaSession gs = CudaSession.open(device, model.graph(), params,
+                    CudaSession.Options.compiled().withPolicy(GraphPolicy.PREFER).withAutotune(tune))) {
+                setInputs(gs, inputs, seed);
+                double[] compiled = new double[rounds];
+                double[] graph = new double[rounds];
+                double[] eager = new double[rounds];
+                for (int r = 0; r < rounds; r++) {
+                    progress.accept("macro " + cfg.name() + ": timing compiled, graph replay, eager (round " + (r + 1) + "/" + rounds + ")");
+                    compiled[r] = s.timeMs(s::forward, WARMUP, iters);
+                    graph[r] = gs.timeMs(gs::forwardGraph, WARMUP, iters);
+                    eager[r] = e.timeMs(e::forward, WARMUP, iters);
+                }
+                s.poison();
+                s.forward();
+                Tensor compiledOut = s.output();
+                common.put("kernels", s.model().kernels().size());
+                common.put("device_ops", s.deviceOps());
+                common.put("fusion_coverage", round(s.model().fusionCoverage(), 4));
+                progress.accept("macro " + cfg.name() + ": profiling steps");
+                Map<String, Object> withSteps = new LinkedHashMap<>(common);
+                withSteps.put("steps", stepsJson(s.profileInForward(3, iters)));
+                withSteps.put("steps_alone", stepsJson(s.profile(3, big ? 10 : 50)));
+                double ms = EventTiming.median(compiled);
+                record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), withSteps);
 
-            s.forwardGraph();
-            Tensor graphOut = s.output();
-            Map<String, Object> g = new LinkedHashMap<>(common);
-            g.put("graph_hit_pct", round(s.graphStats().graphHitPct(), 2));
-            g.put("rel_err_vs_compiled", sci(DemoMetrics.relErr(graphOut.toDoubles(), compiledOut.toDoubles())));
-            double gms = EventTiming.median(graph);
-            record(cfg.name(), "lantern-graph", gms, "tflops", flops / gms / 1e9, s.peakBytes(), g);
+                gs.poison(); // the arena holds the last replay's output: NaN it, so the check sees this replay
+                gs.forwardGraph();
+                Tensor graphOut = gs.output();
+                Map<String, Object> g = new LinkedHashMap<>(common);
+                g.put("graph_hit_pct", round(gs.forwardStats().graphHitPct(), 2));
+                g.put("forwards", gs.forwardStats().forwards());
+                g.put("rel_err_vs_compiled", sci(DemoMetrics.relErr(graphOut.toDoubles(), compiledOut.toDoubles())));
+                double gms = EventTiming.median(graph);
+                record(cfg.name(), "lantern-graph", gms, "tflops", flops / gms / 1e9, gs.peakBytes(), g);
 
-            e.forward();
-            Tensor eagerOut = e.output();
-            Map<String, Object> x = new LinkedHashMap<>();
-            x.put("kernels", e.model().kernels().size());
-            x.put("device_ops", e.deviceOps());
-            x.put("rel_err_vs_compiled", sci(DemoMetrics.relErr(eagerOut.toDoubles(), compiledOut.toDoubles())));
-            if (!big && blockFlops(cfg) <= CudaDemo.REFERENCE_MAX_FLOPS) {
-                progress.accept("macro " + cfg.name() + ": float64 reference");
-                Map<String, Tensor> all = new LinkedHashMap<>(params);
-                all.putAll(inputs);
-                double[] ref = ReferenceInterpreter.run(model.graph(), all).get(model.graph().outputs().getFirst()).data();
-                x.put("rel_err_vs_f64", sci(DemoMetrics.relErr(eagerOut.toDoubles(), ref)));
-                x.put("compiled_rel_err_vs_f64", sci(DemoMetrics.relErr(compiledOut.toDoubles(), ref)));
+                e.poison();
+                e.forward();
+                Tensor eagerOut = e.output();
+                Map<String, Object> x = new LinkedHashMap<>();
+                x.put("kernels", e.model().kernels().size());
+                x.put("device_ops", e.deviceOps());
+                x.put("rel_err_vs_compiled", sci(DemoMetrics.relErr(eagerOut.toDoubles(), compiledOut.toDoubles())));
+                if (!big && blockFlops(cfg) <= CudaDemo.REFERENCE_MAX_FLOPS) {
+                    progress.accept("macro " + cfg.name() + ": float64 reference");
+                    Map<String, Tensor> all = new LinkedHashMap<>(params);
+                    all.putAll(inputs);
+                    double[] ref = ReferenceInterpreter.run(model.graph(), all).get(model.graph().outputs().getFirst()).data();
+                    x.put("rel_err_vs_f64", sci(DemoMetrics.relErr(eagerOut.toDoubles(), ref)));
+                    x.put("compiled_rel_err_vs_f64", sci(DemoMetrics.relErr(compiledOut.toDoubles(), ref)));
+                }
+                double ems = EventTiming.median(eager);
+                record(cfg.name(), "lantern-eager", ems, "tflops", flops / ems / 1e9, e.peakBytes(), x);
             }
-            double ems = EventTiming.median(eager);
-            record(cfg.name(), "lantern-eager", ems, "tflops", flops / ems / 1e9, e.peakBytes(), x);
         }
     }
 
@@ -148,273 +152,16 @@ public final class CudaBench {
 
     // ------------------------------------------------------------------ micro
 
+    /** The micro benchmarks ({@link MicroBench}): GEMMs, row ops, rope, attention. */
     public void micro() {
-        try {
-            gemms();
-            rowOps();
-            rope();
-            attention();
-        } finally {
-            if (fill != null) {
-                fill.close();
-                fill = null;
-            }
-        }
-    }
-
-    private DeviceFill fill;
-
-    private DeviceFill fill() {
-        if (fill == null) {
-            fill = new DeviceFill(device);
-        }
-        return fill;
-    }
-
-    private void gemms() {
-        int[][] shapes = {{16384, 4096, 4096}, {16384, 4096, 16384}, {16384, 16384, 4096}, {8192, 8192, 8192}};
-        try (CublasLtHandle lt = CublasLtHandle.create(device); CudaStream s = device.newStream(false)) {
-            DeviceFill fill = fill();
-            CudaStorage ws = device.allocate(CudaSession.WORKSPACE_BYTES);
-            for (int[] sh : shapes) {
-                int m = sh[0];
-                int k = sh[1];
-                int n = sh[2];
-                progress.accept("micro matmul " + m + "x" + k + "x" + n);
-                try (CudaStorage a = device.allocate(2L * m * k); CudaStorage b = device.allocate(2L * k * n);
-                     CudaStorage bias = device.allocate(2L * n); CudaStorage d = device.allocate(2L * m * n)) {
-                    fill.fill(s, a.address(), (long) m * k, DType.BF16, 1, 1f);
-                    fill.fill(s, b.address(), (long) k * n, DType.BF16, 2, 1f);
-                    fill.fill(s, bias.address(), n, DType.BF16, 3, 1f);
-                    long peak = 2L * m * k + 2L * k * n + 2L * n + 2L * m * n + CudaSession.WORKSPACE_BYTES;
-                    double fl = 2.0 * m * k * n;
-                    for (GemmSpec.Epilogue epi : List.of(GemmSpec.Epilogue.NONE, GemmSpec.Epilogue.GELU_BIAS)) {
-                        GemmSpec spec = new GemmSpec(m, n, k, 1, false, false, GemmSpec.DataType.BF16, GemmSpec.DataType.BF16,
-                                epi, epi.hasBias() ? GemmSpec.DataType.BF16 : null);
-                        double[] fused = bestGemm(lt, s, spec, null, a, b, bias, d, ws);
-                        String name = (epi == GemmSpec.Epilogue.NONE ? "matmul_" : "matmul_bias_gelu_") + m + "x" + k + "x" + n;
-                        Map<String, Object> extra = new LinkedHashMap<>();
-                        extra.put("candidate", (int) fused[1]);
-                        double best = fused[0];
-                        if (epi == GemmSpec.Epilogue.GELU_BIAS) {
-                            // the autotuner's other form: bias epilogue, then GELU in place (one pass over D)
-                            GemmSpec plain = new GemmSpec(m, n, k, 1, false, false, GemmSpec.DataType.BF16, GemmSpec.DataType.BF16,
-                                    GemmSpec.Epilogue.BIAS, GemmSpec.DataType.BF16);
-                            List<Long> shape = List.of((long) m * n);
-                            CudaKernelSource gelu = KernelNames.render(new ElementwiseSpec("lt_addact", shape,
-                                    List.of(ElementwiseSpec.Operand.contiguous(DType.BF16, shape)),
-                                    List.of(new ElementwiseSpec.Step(ElementwiseOp.GELU_TANH, List.of(0))), DType.BF16), CudaTarget.H200);
-                            double[] split = bestGemm(lt, s, plain, gelu, a, b, bias, d, ws);
-                            String splitKey = Autotuner.gemmKey(spec, device.target().name()) + ".split";
-                            boolean useSplit = split[0] < fused[0] * 0.99;
-                            tune.put(splitKey, useSplit ? "1" : "0");
-                            extra.put("fused_ms", round(fused[0], 4));
-                            extra.put("split_ms", round(split[0], 4));
-                            extra.put("path", useSplit ? "split" : "fused");
-                            best = Math.min(fused[0], split[0]);
-                        }
-                        record(name, "lantern", best, "tflops", fl / best / 1e9, peak, extra);
-                    }
-                }
-            }
-            ws.close();
-            tune.save();
-        }
-    }
-
-    /** {best median ms, candidate} of {@code spec} over up to {@link CudaSession#GEMM_CANDIDATES} heuristic candidates (or the cached one), then {@code after} in place on d. */
-    private double[] bestGemm(CublasLtHandle lt, CudaStream s, GemmSpec spec, CudaKernelSource after, CudaStorage a, CudaStorage b,
-                              CudaStorage bias, CudaStorage d, CudaStorage ws) {
-        try (CublasLtGemm g = lt.plan(spec, CudaSession.WORKSPACE_BYTES, CudaSession.GEMM_CANDIDATES)) {
-            int cands = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, g.candidates().size()));
-            String key = Autotuner.gemmKey(spec, device.target().name());
-            String cached = tune.get(key);
-            Runnable tail = () -> { };
-            if (after != null) {
-                CudaModule.CudaKernel k = load(after);
-                LaunchConfig c = after.launch();
-                int[] grid = {Math.toIntExact(c.gridX()), c.gridY(), c.gridZ()};
-                int[] block = {c.blockX(), c.blockY(), c.blockZ()};
-                long n = (long) spec.m() * spec.n();
-                tail = () -> k.launch(s, grid, block, c.dynamicSharedBytes(), d.address(), d.address(), n);
-            }
-            Runnable then = tail;
-            double best = Double.MAX_VALUE;
-            int bestC = 0;
-            for (int c = 0; c < cands; c++) {
-                if (cached != null && Integer.parseInt(cached) != c) {
-                    continue;
-                }
-                final int cc = c;
-                double ms = time(s, () -> {
-                    g.run(s, a.address(), b.address(), 0, d.address(), bias.address(), 1f, 0f, ws.address(),
-                            CudaSession.WORKSPACE_BYTES, cc);
-                    then.run();
-                }, 5, 20);
-                if (ms < best) {
-                    best = ms;
-                    bestC = c;
-                }
-            }
-            tune.put(key, Integer.toString(bestC));
-            return new double[]{best, bestC};
-        }
-    }
-
-    private void rowOps() {
-        long rows = 16384;
-        long hid = 4096;
-        List<Long> shape = List.of(rows, hid);
-        double io = 2.0 * rows * hid * 2;
-        Map<String, KernelSpec> ops = new LinkedHashMap<>();
-        ops.put("layer_norm", NormSpec.layer("lt_layer_norm", rows, hid, 1e-5, DType.BF16, true));
-        ops.put("rms_norm", NormSpec.rms("lt_rms_norm", rows, hid, 1e-6, DType.BF16));
-        ops.put("softmax", SoftmaxSpec.plain("lt_softmax", rows, hid, DType.BF16));
-        ops.put("gelu", new ElementwiseSpec("lt_gelu", shape, List.of(ElementwiseSpec.Operand.contiguous(DType.BF16, shape)),
-                List.of(new ElementwiseSpec.Step(ElementwiseOp.GELU_TANH, List.of(0))), DType.BF16));
-        ops.put("copy", new ElementwiseSpec("lt_copy", shape, List.of(ElementwiseSpec.Operand.contiguous(DType.BF16, shape)),
-                List.of(), DType.BF16));
-        for (Map.Entry<String, KernelSpec> op : ops.entrySet()) {
-            progress.accept("micro " + op.getKey());
-            KernelSpec spec = op.getValue();
-            boolean norm = spec instanceof NormSpec;
-            timeRowwise(op.getKey() + "_" + rows + "x" + hid, spec, rows * hid, norm, io);
-        }
-    }
-
-    /** Rotates 4 input sets of {@code n} bf16 (4 x 128 MB: well past the L2); tries row-vector variants for norms and softmax. */
-    private void timeRowwise(String name, KernelSpec spec, long n, boolean norm, double io) {
-        int sets = 4;
-        long bytes = 2 * n;
-        List<CudaStorage> ins = new ArrayList<>();
-        try (CudaStream s = device.newStream(false); CudaStorage out = device.allocate(bytes);
-             CudaStorage w = device.allocate(2L * 4096); CudaStorage b = device.allocate(2L * 4096)) {
-            DeviceFill fill = fill();
-            for (int i = 0; i < sets; i++) {
-                CudaStorage x = device.allocate(bytes);
-                fill.fill(s, x.address(), n, DType.BF16, 10 + i, 2f);
-                ins.add(x);
-            }
-            fill.fill(s, w.address(), 4096, DType.BF16, 20, 0.1f, 1f);
-            fill.fill(s, b.address(), 4096, DType.BF16, 21, 0.1f);
-            List<Integer> variants = spec instanceof NormSpec || spec instanceof SoftmaxSpec ? List.of(2, 4, 8) : List.of(4);
-            double best = Double.MAX_VALUE;
-            String bestV = "";
-            for (int rv : variants) {
-                CudaKernelSource src;
-                try {
-                    src = KernelNames.render(spec, CudaTarget.H200.withRowVectorsPerThread(rv));
-                } catch (RuntimeException e) {
-                    continue;
-                }
-                CudaModule.CudaKernel k = load(src);
-                LaunchConfig c = src.launch();
-                int[] grid = {Math.toIntExact(c.gridX()), c.gridY(), c.gridZ()};
-                int[] block = {c.blockX(), c.blockY(), c.blockZ()};
-                int[] it = {0};
-                Runnable run = () -> {
-                    CudaStorage x = ins.get(it[0]++ % sets);
-                    Object[] args = norm
-                            ? (((NormSpec) spec).bias()
-                            ? new Object[]{x.address(), w.address(), b.address(), out.address(), 16384L}
-                            : new Object[]{x.address(), w.address(), out.address(), 16384L})
-                            : new Object[]{x.address(), out.address(), spec instanceof SoftmaxSpec ? 16384L : n};
-                    k.launch(s, grid, block, c.dynamicSharedBytes(), args);
-                };
-                double ms = time(s, run, 10, 50);
-                if (ms < best) {
-                    best = ms;
-                    bestV = src.variant() + "/rv" + rv;
-                }
-            }
-            record(name, "lantern", best, "gbps", io / best / 1e6, (sets + 1) * bytes, Map.of("variant", bestV));
-        } finally {
-            ins.forEach(CudaStorage::close);
-        }
-    }
-
-    private void rope() {
-        progress.accept("micro rope");
-        long b = 16;
-        long h = 32;
-        long s = 1024;
-        int d = 128;
-        long n = b * h * s * d;
-        RopeSpec spec = RopeSpec.rotateHalf("lt_rope", b * h, s, d, 10000.0, DType.BF16);
-        int sets = 3;
-        List<CudaStorage> ins = new ArrayList<>();
-        try (CudaStream st = device.newStream(false); CudaStorage out = device.allocate(2 * n)) {
-            DeviceFill fill = fill();
-            for (int i = 0; i < sets; i++) {
-                CudaStorage x = device.allocate(2 * n);
-                fill.fill(st, x.address(), n, DType.BF16, 30 + i, 1f);
-                ins.add(x);
-            }
-            CudaKernelSource src = KernelNames.render(spec, CudaTarget.H200);
-            CudaModule.CudaKernel k = load(src);
-            LaunchConfig c = src.launch();
-            int[] it = {0};
-            double ms = time(st, () -> k.launch(st, new int[]{Math.toIntExact(c.gridX()), c.gridY(), c.gridZ()},
-                    new int[]{c.blockX(), c.blockY(), c.blockZ()}, c.dynamicSharedBytes(),
-                    ins.get(it[0]++ % sets).address(), out.address(), b * h * s), 10, 50);
-            record("rope_b16_h32_s1024_d128", "lantern", ms, "gbps", 4.0 * n / ms / 1e6, (sets + 1) * 2 * n, Map.of());
-        } finally {
-            ins.forEach(CudaStorage::close);
-        }
-    }
-
-    private void attention() {
-        long[][] shapes = {{16, 32, 1024, 128, 1}, {16, 32, 1024, 128, 0}, {4, 32, 4096, 128, 1}};
-        Map<String, CudaTarget> variants = Autotuner.attentionVariants(CudaTargets.of(device));
-        for (long[] sh : shapes) {
-            long b = sh[0];
-            long h = sh[1];
-            long s = sh[2];
-            int d = (int) sh[3];
-            boolean causal = sh[4] == 1;
-            String name = "attention_b" + b + "_h" + h + "_s" + s + "_d" + d + (causal ? "_causal" : "");
-            progress.accept("micro " + name);
-            AttentionSpec spec = AttentionSpec.of("lt_attention", b, h, s, s, d, causal, DType.BF16);
-            long n = b * h * s * d;
-            try (CudaStream st = device.newStream(false); CudaStorage q = device.allocate(2 * n); CudaStorage k = device.allocate(2 * n);
-                 CudaStorage v = device.allocate(2 * n); CudaStorage o = device.allocate(2 * n)) {
-                DeviceFill fill = fill();
-                fill.fill(st, q.address(), n, DType.BF16, 41, 1.7f);
-                fill.fill(st, k.address(), n, DType.BF16, 42, 1.7f);
-                fill.fill(st, v.address(), n, DType.BF16, 43, 1.7f);
-                double best = Double.MAX_VALUE;
-                String bestT = "";
-                for (Map.Entry<String, CudaTarget> t : variants.entrySet()) {
-                    CudaKernelSource src;
-                    try {
-                        src = KernelNames.render(spec, t.getValue());
-                    } catch (RuntimeException e) {
-                        continue;
-                    }
-                    CudaModule.CudaKernel kk = load(src);
-                    LaunchConfig c = src.launch();
-                    long sb = h * s * d;
-                    long shd = s * d;
-                    Object[] args = {q.address(), k.address(), v.address(), o.address(), (int) h, (int) s, (int) s,
-                            sb, shd, (long) d, sb, shd, (long) d, sb, shd, (long) d, sb, shd, (long) d};
-                    Object[] all = TensorMaps.append(src, args, device.driver());
-                    double ms = time(st, () -> kk.launch(st, new int[]{Math.toIntExact(c.gridX()), c.gridY(), c.gridZ()},
-                            new int[]{c.blockX(), c.blockY(), c.blockZ()}, c.dynamicSharedBytes(), all), 5, 30);
-                    if (ms < best) {
-                        best = ms;
-                        bestT = t.getKey();
-                    }
-                }
-                record(name, "lantern", best, "tflops", spec.flops() / best / 1e9, 8 * n, Map.of("tile", bestT));
-            }
-        }
+        new MicroBench(this, device, progress, tune).run();
     }
 
     // ------------------------------------------------------------------ helpers
 
     private final Map<String, CudaModule.CudaKernel> loaded = new LinkedHashMap<>();
 
-    private CudaModule.CudaKernel load(CudaKernelSource src) {
+    CudaModule.CudaKernel load(CudaKernelSource src) {
         return loaded.computeIfAbsent(src.entry(), e -> {
             CudaModule m = ModuleCache.forDevice(device).load(device, new KernelSource(src.entry(), src.source(), List.of(), src.variant(), src.archSpecific()));
             CudaModule.CudaKernel k = m.kernel(src.entry());
@@ -425,11 +172,11 @@ public final class CudaBench {
         });
     }
 
-    private double time(CudaStream s, Runnable work, int warm, int iters) {
+    double time(CudaStream s, Runnable work, int warm, int iters) {
         return EventTiming.medianMs(device, s, work, warm, iters);
     }
 
-    private void record(String name, String impl, double ms, String rateKey, double rate, long peakBytes, Map<String, Object> extra) {
+    void record(String name, String impl, double ms, String rateKey, double rate, long peakBytes, Map<String, Object> extra) {
         StringBuilder b = new StringBuilder();
         b.append("{\"case\": \"").append(name).append("\", \"impl\": \"").append(impl).append("\", ");
         b.append(String.format(Locale.ROOT, "\"ms\": %.4f, \"%s\": %.1f, \"peak_mib\": %d", ms, rateKey, rate,
@@ -458,7 +205,7 @@ public final class CudaBench {
         };
     }
 
-    private static double round(double v, int digits) {
+    static double round(double v, int digits) {
         double p = Math.pow(10, digits);
         return Math.round(v * p) / p;
     }

@@ -434,8 +434,26 @@ public final class CudaLowering {
         launch(spec, List.of(ptr(src), ptr(dst), new Step.I64(rows)));
     }
 
+    /**
+     * A standalone rope (eager; a rope fusion did not take): a strided (b, h, s, d) input with
+     * head_dim contiguous (q or k, a free permute of a projection's output) is read in place, as
+     * the attention's own ropes do, instead of being copied contiguous first.
+     */
     private void rope(Node n) {
-        ropeInto(contiguous(view(n.input(0))), out(n), n.attrs().getDouble("base", 10000.0), n.attrs().getLong("offset", 0));
+        View x = view(n.input(0));
+        View o = out(n);
+        double base = n.attrs().getDouble("base", 10000.0);
+        long offset = n.attrs().getLong("offset", 0);
+        long[] st = x.strides();
+        if (!x.contiguous() && x.shape().rank() == 4 && st[3] == 1) {
+            Shape s = x.shape();
+            long rows = s.numel() / s.dim(3);
+            RopeSpec spec = new RopeSpec("lt_rope", rows, s.dim(2), s.dim(3), base, offset, false, x.dtype(), o.dtype(),
+                    new RopeSpec.InputLayout(s.dim(1), st[0], st[1], st[2]));
+            launch(spec, List.of(ptr(x.buf()), ptr(o.buf()), new Step.I64(rows)));
+            return;
+        }
+        ropeInto(contiguous(x), o, base, offset);
     }
 
     private void norm(Node n) {

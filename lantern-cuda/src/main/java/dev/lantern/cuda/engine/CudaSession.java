@@ -306,8 +306,29 @@ public final class CudaSession implements AutoCloseable {
         }
     }
 
-    /** Enqueues one forward on the session's stream (kernel by kernel; no synchronisation). */
+    /**
+     * Enqueues one forward on the session's stream (kernel by kernel, no graph; no synchronisation).
+     * Counted in {@link #forwardStats} as a forward that did not replay a graph.
+     */
     public void forward() {
+        plainForwards++;
+        runSteps();
+    }
+
+    /**
+     * One forward through the graph runner: captured on the first call, replayed after (policy
+     * permitting). An eager session has no graph: its forwards are plain forwards.
+     */
+    public void forwardGraph() {
+        if (options.mode() != Mode.COMPILED) {
+            forward();
+            return;
+        }
+        graphs.run("forward", stream, this::runSteps);
+    }
+
+    /** One forward's steps, uncounted: the counted entry points and the session's own priming runs. */
+    private void runSteps() {
         if (options.mode() == Mode.COMPILED) {
             for (int i = 0; i < bound.size(); i++) {
                 device.step(stepNames, i);
@@ -318,18 +339,20 @@ public final class CudaSession implements AutoCloseable {
         }
     }
 
-    /** One forward through the graph runner: captured on the first call, replayed after (policy permitting). */
-    public void forwardGraph() {
-        if (options.mode() != Mode.COMPILED) {
-            forward();
-            return;
-        }
-        graphs.run("forward", stream, this::forward);
+    /** Every forward the caller asked for, by how it ran: graph_hit_pct over the whole session. */
+    public ForwardStats forwardStats() {
+        GraphRunner.Stats g = graphs.stats();
+        return new ForwardStats(g.replays(), g.eagerRuns(), plainForwards);
     }
+
+    private long plainForwards;
 
     /**
      * Fills the arena, scratch and transient buffers with 0xFF bytes (NaN in f32, bf16 and f16),
-     * so that an element no kernel writes shows up as NaN in the output (tests).
+     * so that an element no kernel writes shows up as NaN in the output (tests). An eager session
+     * allocates its activations during the forward, from blocks that still hold the last forward's
+     * values: there, the next forward fills each activation with 0xFF as it is allocated, before
+     * the kernel that should write it.
      */
     public void poison() {
         List<Allocation> all = new ArrayList<>(scratch.values());
@@ -341,7 +364,10 @@ public final class CudaSession implements AutoCloseable {
             stream.memset(view(a), 0, (byte) 0xFF, a.size());
         }
         stream.synchronize();
+        poisonNextEager = options.mode() == Mode.EAGER;
     }
+
+    private boolean poisonNextEager;
 
     /**
      * Compiled sessions: runs the steps of kernels 0..{@code kernel} and returns that kernel's
@@ -417,7 +443,7 @@ public final class CudaSession implements AutoCloseable {
         List<Step> steps = lowered.steps();
         int n = steps.size();
         for (int i = 0; i < warm; i++) {
-            forward();
+            runSteps();
         }
         stream.synchronize();
         double[][] t = new double[n][iters];
@@ -595,6 +621,8 @@ public final class CudaSession implements AutoCloseable {
             alloc.free(e.getValue());
         }
         eagerOutputs.clear();
+        boolean poison = poisonNextEager;
+        poisonNextEager = false;
         Map<String, MemoryPlan.Placement> byValue = plan.byValue();
         Set<String> outputs = new HashSet<>(model.graph().outputs());
         List<Step> steps = lowered.steps();
@@ -602,7 +630,11 @@ public final class CudaSession implements AutoCloseable {
         for (Kernel k : model.kernels()) {
             String out = k.output().value();
             if (!values.containsKey(out)) {
-                values.put(out, allocate(k.output().bytes()));
+                Allocation a = allocate(k.output().bytes());
+                if (poison) {
+                    stream.memset(view(a), 0, (byte) 0xFF, a.size());
+                }
+                values.put(out, a);
             }
             while (si < steps.size() && steps.get(si).kernel() == k.index()) {
                 device.step(stepNames, si);
@@ -631,7 +663,7 @@ public final class CudaSession implements AutoCloseable {
         if (options.mode() != Mode.COMPILED) {
             return;
         }
-        forward();
+        runSteps();
         stream.synchronize();
         Autotuner tuner = new Autotuner(this, options.tune(), device.target().name(), target);
         boolean changed = tuner.tuneGemms(lowered, gemms, gemmChoice);
@@ -664,6 +696,7 @@ public final class CudaSession implements AutoCloseable {
         return stream;
     }
 
+    /** The graph runner's counters: forwardGraph calls only; {@link #forwardStats} counts every forward. */
     public GraphRunner.Stats graphStats() {
         return graphs.stats();
     }

@@ -138,6 +138,28 @@ class CudaLoweringTest {
         assertEquals(17, l.model().kernels().size());
     }
 
+    /**
+     * Eager ropes read the strided q and k (free permutes of the projections' outputs) in place,
+     * through the strided-input rope: no lt_copy before them (there were two, q's and k's). The one
+     * copy left on decoder-small is v's, before the batched P·V GEMM (cuBLASLt takes one batch stride).
+     */
+    @Test
+    void eagerRopesReadStridedQueriesAndKeysInPlace() {
+        CudaLowering.Lowered l = lower(BlockConfig.named("decoder-small"), false);
+        List<Step.Launch> ropes = l.steps().stream()
+                .filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).map(s -> (Step.Launch) s).toList();
+        assertEquals(2, ropes.size());
+        List<Step.Gemm> g = gemms(l);
+        for (int i = 0; i < 2; i++) {
+            RopeSpec spec = (RopeSpec) ropes.get(i).spec();
+            assertNotNull(spec.input(), "strided input layout");
+            assertEquals(new RopeSpec.InputLayout(16, 128L * 1024, 64, 1024), spec.input(), "(b, h, s, d) view of (b, s, h, d)");
+            assertEquals(g.get(i).d(), ((Step.Ptr) ropes.get(i).args().get(0)).buf(), "reads the projection's output");
+        }
+        long copies = l.steps().stream().filter(s -> s instanceof Step.Launch x && x.source().entry().startsWith("lt_copy")).count();
+        assertEquals(1, copies, "only v's copy before the P.V GEMM");
+    }
+
     @Test
     void oddShapesLowerToGeneralPaths() {
         BlockConfig odd = new BlockConfig("odd", 1, 77, 96, 3, 200, true);
