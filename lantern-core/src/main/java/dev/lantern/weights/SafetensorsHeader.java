@@ -86,7 +86,8 @@ public record SafetensorsHeader(long headerBytes, Map<String, String> metadata, 
         List<TensorInfo> tensors = new ArrayList<>(obj.members().size());
         for (Map.Entry<String, JsonValue> e : obj.members().entrySet()) {
             if (e.getKey().equals(METADATA_KEY)) {
-                metadata = metadata(e.getValue(), source);
+                // null is how the reference (an optional map) reads "no metadata"
+                metadata = e.getValue() instanceof JsonValue.JsonNull ? Map.of() : metadata(e.getValue(), source);
             } else {
                 tensors.add(entry(e.getKey(), e.getValue(), dataBytes, source));
             }
