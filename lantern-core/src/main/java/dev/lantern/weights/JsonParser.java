@@ -1,5 +1,6 @@
 package dev.lantern.weights;
 
+import dev.lantern.util.JsonStrings;
 import dev.lantern.weights.JsonValue.JsonArray;
 import dev.lantern.weights.JsonValue.JsonBoolean;
 import dev.lantern.weights.JsonValue.JsonNull;
@@ -7,10 +8,9 @@ import dev.lantern.weights.JsonValue.JsonNumber;
 import dev.lantern.weights.JsonValue.JsonObject;
 import dev.lantern.weights.JsonValue.JsonString;
 
-import dev.lantern.util.JsonStrings;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -194,7 +194,7 @@ public final class JsonParser {
             }
             digits("a digit in the exponent");
         }
-        return new JsonNumber(new String(bytes, start, pos - start, java.nio.charset.StandardCharsets.US_ASCII));
+        return new JsonNumber(new String(bytes, start, pos - start, StandardCharsets.US_ASCII));
     }
 
     private void digits(String what) {

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -52,6 +53,10 @@ public final class SafetensorsFile implements AutoCloseable {
     /** Maps and validates {@code path}. */
     public static SafetensorsFile open(Path path) {
         String source = path.toString();
+        if (Files.exists(path) && !Files.isRegularFile(path)) {
+            // a folder cannot be mapped, and opening a FIFO or a device would block or never end
+            throw new SafetensorsException(Kind.IO, source + ": not a regular file");
+        }
         Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             long size = ch.size();

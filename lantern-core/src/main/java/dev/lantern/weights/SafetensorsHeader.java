@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -143,7 +144,7 @@ public record SafetensorsHeader(long headerBytes, Map<String, String> metadata, 
         }
         if (end - begin != bytes) {
             throw fail(Kind.SIZE_MISMATCH, source, where + ": data_offsets [" + begin + ", " + end + "] hold " + (end - begin)
-                    + " bytes, but " + dtype + " " + java.util.Arrays.toString(shape) + " needs " + bytes);
+                    + " bytes, but " + dtype + " " + Arrays.toString(shape) + " needs " + bytes);
         }
         return new TensorInfo(name, dtype, shape, begin, end);
     }
@@ -197,7 +198,7 @@ public record SafetensorsHeader(long headerBytes, Map<String, String> metadata, 
             }
             return Math.multiplyExact(numel, dtype.bytes());
         } catch (ArithmeticException overflow) {
-            throw fail(Kind.SIZE_OVERFLOW, source, where + ": " + dtype + " " + java.util.Arrays.toString(shape)
+            throw fail(Kind.SIZE_OVERFLOW, source, where + ": " + dtype + " " + Arrays.toString(shape)
                     + " has more bytes than a signed 64-bit integer holds");
         }
     }

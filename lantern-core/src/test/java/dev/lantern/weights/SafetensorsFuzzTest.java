@@ -5,6 +5,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.Channels;
@@ -55,8 +56,8 @@ class SafetensorsFuzzTest {
             assertTrue(u != null, t.name());
             assertEquals(t.dtype(), u.dtype());
             assertArrayEquals(t.shape(), u.shape());
-            assertArrayEquals(f.tensor(t.name()).data().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
-                    back.tensor(t.name()).data().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            assertArrayEquals(f.tensor(t.name()).data().toArray(ValueLayout.JAVA_BYTE),
+                    back.tensor(t.name()).data().toArray(ValueLayout.JAVA_BYTE));
         }
     }
 

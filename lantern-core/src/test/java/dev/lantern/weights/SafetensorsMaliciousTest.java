@@ -260,6 +260,13 @@ class SafetensorsMaliciousTest {
     }
 
     @Test
+    void aFolderIsNotAFile() {
+        SafetensorsException e = assertThrows(SafetensorsException.class, () -> SafetensorsFile.open(dir));
+        assertEquals(Kind.IO, e.kind());
+        assertEquals(dir + ": not a regular file", e.getMessage());
+    }
+
+    @Test
     void missingFileIsAnIoError() {
         SafetensorsException e = assertThrows(SafetensorsException.class, () -> SafetensorsFile.open(dir.resolve("none.safetensors")));
         assertEquals(Kind.IO, e.kind());

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.ValueLayout;
 import java.net.URISyntaxException;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -25,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * writes the same tensors to the very same bytes.
  */
 class SafetensorsPythonTest {
-    private static final ValueLayout.OfDouble F64_LE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfDouble F64_LE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     @TempDir
     Path dir;

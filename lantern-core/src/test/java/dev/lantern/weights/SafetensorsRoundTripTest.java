@@ -1,5 +1,6 @@
 package dev.lantern.weights;
 
+import dev.lantern.tensor.Half;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -7,6 +8,8 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -102,7 +105,7 @@ class SafetensorsRoundTripTest {
             for (int i = 0; i < x.length; i++) {
                 f32.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, x[i]);
                 f16.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, Float.floatToFloat16(x[i]));
-                bf16.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, dev.lantern.tensor.Half.toBf16(x[i]));
+                bf16.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, Half.toBf16(x[i]));
                 f64.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, x[i]);
             }
             Path p = dir.resolve("floats.safetensors");
@@ -118,8 +121,8 @@ class SafetensorsRoundTripTest {
                 for (int i = 0; i < x.length; i++) {
                     assertEquals(x[i], g32[i], 0f);
                     assertEquals(x[i], g64[i], 0f);
-                    assertEquals(dev.lantern.tensor.Half.roundF16(x[i]), g16[i], 0f);
-                    assertEquals(dev.lantern.tensor.Half.roundBf16(x[i]), gbf[i], 0f);
+                    assertEquals(Half.roundF16(x[i]), g16[i], 0f);
+                    assertEquals(Half.roundBf16(x[i]), gbf[i], 0f);
                     assertTrue(Math.abs(x[i] - gbf[i]) <= Math.abs(x[i]) * 0x1p-8, "bf16 " + x[i] + " -> " + gbf[i]);
                 }
                 assertThrows(SafetensorsException.class, () -> f.tensor("nope"));
@@ -141,7 +144,7 @@ class SafetensorsRoundTripTest {
         }
         w.metadata("step", "12").metadata("format", "pt").write(b);
         assertArrayEquals(Files.readAllBytes(a), Files.readAllBytes(b));
-        long headerLength = java.nio.ByteBuffer.wrap(Files.readAllBytes(a), 0, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+        long headerLength = ByteBuffer.wrap(Files.readAllBytes(a), 0, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
         assertEquals(0, headerLength % 8, "header padded to a multiple of 8");
     }
 
