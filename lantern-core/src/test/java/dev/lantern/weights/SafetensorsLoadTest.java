@@ -121,11 +121,26 @@ class SafetensorsLoadTest {
             long size = make(p, real);
             System.out.printf("file      %,d bytes (%s), %d tensors, written in %.1f s%n", size, real ? "real bytes" : "sparse",
                     3 + 9 * LAYERS, (System.nanoTime() - t0) / 1e9);
+            // wall time suffers from whatever else the machine runs; this thread's CPU time does not
+            java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+            long cpu0 = mx.getCurrentThreadCpuTime();
+            long wall0 = System.nanoTime();
+            SafetensorsFile.open(p).close();
+            System.out.printf("first     open in a fresh JVM: %.1f ms wall, %.1f ms CPU (class loading, interpreter)%n",
+                    (System.nanoTime() - wall0) / 1e6, (mx.getCurrentThreadCpuTime() - cpu0) / 1e6);
+            long cpu1 = mx.getCurrentThreadCpuTime();
             long[] ns = timeOpens(p, 11);
-            System.out.printf("open      min %.3f ms, median %.3f ms, max %.3f ms over %d opens (map + validate + close)%n",
-                    ns[0] / 1e6, ns[ns.length / 2] / 1e6, ns[ns.length - 1] / 1e6, ns.length);
+            System.out.printf("open      min %.3f ms, median %.3f ms, max %.3f ms wall over %d more opens (map + validate + close),"
+                    + " %.3f ms CPU each on average%n", ns[0] / 1e6, ns[ns.length / 2] / 1e6, ns[ns.length - 1] / 1e6, ns.length,
+                    (mx.getCurrentThreadCpuTime() - cpu1) / 1e6 / ns.length);
+            System.out.printf("load      %.1f (1-minute load average, %d cores)%n",
+                    java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                    Runtime.getRuntime().availableProcessors());
             try (SafetensorsFile f = SafetensorsFile.open(p)) {
                 System.out.printf("header    %,d bytes%n", f.header().headerBytes());
+                if (!real) {
+                    return; // reading holes measures page faults, not the page cache
+                }
                 long t1 = System.nanoTime();
                 long sum = 0;
                 for (TensorInfo t : f.tensors()) {
