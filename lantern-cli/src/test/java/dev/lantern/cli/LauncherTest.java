@@ -1,0 +1,89 @@
+package dev.lantern.cli;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The {@code lantern} launcher script, run by bash in a copy of the repository whose JDK is a
+ * stand-in script: it checks the script's own work (stderr filter, exit status, arguments) without
+ * building or starting a JVM.
+ */
+class LauncherTest {
+    static final Path SCRIPT = Path.of("").toAbsolutePath().getParent().resolve("lantern");
+
+    @TempDir
+    Path root;
+
+    Path jdk;
+
+    @BeforeEach
+    void fakeRepositoryAndJdk() throws IOException {
+        assumeTrue(Files.isRegularFile(SCRIPT), "the launcher is at the repository root");
+        assumeTrue(Files.isExecutable(Path.of("/bin/bash")) || Files.isExecutable(Path.of("/usr/bin/bash")), "bash");
+        Files.copy(SCRIPT, root.resolve("lantern"));
+        Path jar = root.resolve("lantern-cli/target/lantern-cli-0.1.0-SNAPSHOT.jar");
+        Files.createDirectories(jar.getParent());
+        Files.writeString(jar, ""); // present and newer than every (absent) source: no build
+        jdk = root.resolve("jdk");
+        Files.createDirectories(jdk.resolve("bin"));
+        script(jdk.resolve("bin/javac"), "exit 0\n");
+        // a JVM that announces the incubator module, as the real one does, then prints what the test asks
+        script(jdk.resolve("bin/java"), """
+                if [[ "$1" == -XshowSettings:properties ]]; then echo '    java.specification.version = 25' >&2; exit 0; fi
+                echo 'WARNING: Using incubator modules: jdk.incubator.vector' >&2
+                shift $(( $# - 2 ))   # the launcher's own JVM options, then the class; keep the user's two arguments
+                printf 'args:%s,%s\\n' "$1" "$2"
+                printf 'lantern opt: verify: expected fn(...) at '"'"'n\\0eg($0)'"'"'\\n' >&2
+                printf 'second line\\n' >&2
+                exit "$2"
+                """);
+    }
+
+    @Test
+    void stderrLinesWithANulByteGetThroughAndTheWarningDoesNot() throws Exception {
+        Result r = launch("opt", "3");
+        assertEquals(3, r.code(), "java's exit status is the launcher's");
+        assertEquals("args:opt,3\n", r.out());
+        assertArrayEquals("lantern opt: verify: expected fn(...) at 'n\0eg($0)'\nsecond line\n".getBytes(StandardCharsets.UTF_8),
+                r.err(), new String(r.err(), StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void exitStatusZeroPassesThrough() throws Exception {
+        assertEquals(0, launch("demo", "0").code());
+    }
+
+    record Result(int code, String out, byte[] err) {}
+
+    private Result launch(String... args) throws Exception {
+        Path out = root.resolve("stdout");
+        String[] cmd = new String[args.length + 2];
+        cmd[0] = "bash";
+        cmd[1] = root.resolve("lantern").toString();
+        System.arraycopy(args, 0, cmd, 2, args.length);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile());
+        pb.environment().put("JAVA_HOME", jdk.toString());
+        Process p = pb.start();
+        byte[] err = p.getErrorStream().readAllBytes(); // to EOF: the filter's output included
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        return new Result(p.exitValue(), Files.readString(out), err);
+    }
+
+    private static void script(Path p, String body) throws IOException {
+        Files.writeString(p, "#!/usr/bin/env bash\n" + body);
+        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+}
