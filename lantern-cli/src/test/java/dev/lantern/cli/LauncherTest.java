@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -64,6 +65,28 @@ class LauncherTest {
     @Test
     void exitStatusZeroPassesThrough() throws Exception {
         assertEquals(0, launch("demo", "0").code());
+    }
+
+    @Test
+    void aChangedTestDoesNotRebuildAndABuildIsNotRepeated() throws Exception {
+        Path built = root.resolve("built");
+        // a Maven wrapper that notes each build and, as Maven does for an up-to-date jar, leaves the jar alone
+        script(root.resolve("mvnw"), "echo build >> '" + built + "'\n");
+        Path jar = root.resolve("lantern-cli/target/lantern-cli-0.1.0-SNAPSHOT.jar");
+        Files.setLastModifiedTime(jar, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 60_000));
+
+        Path test = root.resolve("lantern-cli/src/test/java/SomeTest.java");
+        Files.createDirectories(test.getParent());
+        Files.writeString(test, "class SomeTest {}\n");
+        assertEquals(0, launch("demo", "0").code());
+        assertTrue(Files.notExists(built), "a test source is not in the jar: no build");
+
+        Path main = root.resolve("lantern-cli/src/main/java/Some.java");
+        Files.createDirectories(main.getParent());
+        Files.writeString(main, "class Some {}\n");
+        assertEquals(0, launch("demo", "0").code());
+        assertEquals(0, launch("demo", "0").code());
+        assertEquals(List.of("build"), Files.readAllLines(built), "one build for one change");
     }
 
     record Result(int code, String out, byte[] err) {}
