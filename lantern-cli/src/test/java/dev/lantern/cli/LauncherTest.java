@@ -46,6 +46,13 @@ class LauncherTest {
                 if [[ "$1" == -XshowSettings:properties ]]; then echo '    java.specification.version = 25' >&2; exit 0; fi
                 echo 'WARNING: Using incubator modules: jdk.incubator.vector' >&2
                 shift $(( $# - 2 ))   # the launcher's own JVM options, then the class; keep the user's two arguments
+                if [[ "$1" == sleep ]]; then
+                  trap 'kill $sleeper; echo terminated > "$2"; exit 143' TERM
+                  sleep 30 & sleeper=$!
+                  echo started > "$2"
+                  wait $sleeper
+                  exit 0
+                fi
                 printf 'args:%s,%s\\n' "$1" "$2"
                 printf 'lantern opt: verify: expected fn(...) at '"'"'n\\0eg($0)'"'"'\\n' >&2
                 printf 'second line\\n' >&2
@@ -65,6 +72,36 @@ class LauncherTest {
     @Test
     void exitStatusZeroPassesThrough() throws Exception {
         assertEquals(0, launch("demo", "0").code());
+    }
+
+    @Test
+    void everyErrorLineIsOutBeforeTheLauncherExits() throws Exception {
+        Path err = root.resolve("stderr");
+        for (int i = 0; i < 5; i++) {
+            ProcessBuilder pb = new ProcessBuilder("bash", root.resolve("lantern").toString(), "opt", "1")
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile());
+            pb.environment().put("JAVA_HOME", jdk.toString());
+            Process p = pb.start();
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+            // read right after the exit, as `lantern ... 2>err; cat err` does: the filter has finished
+            assertEquals(2, Files.readAllLines(err, StandardCharsets.ISO_8859_1).size(), "run " + i);
+        }
+    }
+
+    @Test
+    void terminatingTheLauncherTerminatesJava() throws Exception {
+        Path marker = root.resolve("marker");
+        ProcessBuilder pb = new ProcessBuilder("bash", root.resolve("lantern").toString(), "sleep", marker.toString())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().put("JAVA_HOME", jdk.toString());
+        Process p = pb.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!(Files.exists(marker) && Files.readString(marker).equals("started\n")) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        p.destroy(); // SIGTERM to the launcher's pid
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the launcher ends");
+        assertEquals("terminated\n", Files.readString(marker), "java got the signal, and the launcher waited for it");
     }
 
     @Test
