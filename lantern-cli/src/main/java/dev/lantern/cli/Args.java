@@ -101,4 +101,13 @@ final class Args {
     List<String> positional() {
         return positional;
     }
+
+    /** Refuses positional arguments, for a command that takes none: nothing typed is silently ignored. */
+    Args noPositional(String command) {
+        if (!positional.isEmpty()) {
+            throw new UsageException(command + ": unexpected argument '" + positional.getFirst() + "' (" + command
+                    + " takes options only)");
+        }
+        return this;
+    }
 }

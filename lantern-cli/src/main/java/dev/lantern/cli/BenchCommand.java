@@ -34,7 +34,13 @@ final class BenchCommand {
         if (what.getFirst().equals("macro")) {
             String names = a.get("config", "decoder-small");
             for (String n : names.split(",")) {
-                configs.add(BlockConfig.named(n.trim()));
+                configs.add(UsageException.option("bench", () -> BlockConfig.named(n.trim())));
+            }
+        } else {
+            for (String macroOnly : List.of("config", "seed")) {
+                if (a.get(macroOnly, null) != null) {
+                    throw new UsageException("bench: --" + macroOnly + " applies to bench macro only; bench micro runs fixed cases");
+                }
             }
         }
         if (CudaDevice.count() < 1) {

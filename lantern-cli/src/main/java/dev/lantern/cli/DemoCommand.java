@@ -31,28 +31,28 @@ final class DemoCommand {
     private DemoCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("demo", argv, Set.of("json", "force"), Set.of("config", "dump-ir", "device", "seed", "runs", "amp"));
-        if (!a.positional().isEmpty()) {
-            throw new UsageException("demo: unexpected argument '" + a.positional().getFirst() + "'");
-        }
-        BlockConfig cfg = BlockConfig.named(a.get("config", "cpu-small"));
+        Args a = Args.parse("demo", argv, Set.of("json", "force"), Set.of("config", "dump-ir", "device", "seed", "runs", "amp"))
+                .noPositional("demo");
+        BlockConfig cfg = UsageException.option("demo", () -> BlockConfig.named(a.get("config", "cpu-small")));
         String device = a.get("device", "auto");
         if (!List.of("auto", "cpu", "cuda").contains(device)) {
             throw new UsageException("demo: --device must be auto, cpu or cuda, found '" + device + "'");
         }
-        CompileOptions.Amp amp = CompileOptions.Amp.parse(a.get("amp", "none"));
+        CompileOptions.Amp amp = UsageException.option("demo", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
         long seed = a.getLong("demo", "seed", 0);
         int runs = a.getInt("demo", "runs", 15, 1, 100000);
 
-        Model model = TransformerBlock.build(cfg, DType.F32);
-        Graph g = model.graph();
-        if (a.get("dump-ir", null) != null) {
-            Files2.writeAtomically(Path.of(a.get("dump-ir", null)), IrPrinter.print(g));
-        }
+        Path dumpIr = a.get("dump-ir", null) == null ? null : Path.of(a.get("dump-ir", null));
         String missing = gpuMissing();
         boolean gpu = missing == null && !device.equals("cpu");
         if (device.equals("cuda") && missing != null) {
-            throw new LanternException("no usable CUDA device: " + missing);
+            // exit 2, as bench and soak: the command line asks for a device that is not there
+            throw new UsageException("demo: --device cuda: no usable CUDA device (" + missing + "); --device auto falls back to the CPU");
+        }
+        Model model = TransformerBlock.build(cfg, DType.F32);
+        Graph g = model.graph();
+        if (dumpIr != null) {
+            OutputFile.writeAtomically(dumpIr, IrPrinter.print(g));
         }
         if (gpu) {
             return runOnGpu(a, cfg, seed, runs, out, err);

@@ -11,7 +11,7 @@ final class DoctorCommand {
     private DoctorCommand() {}
 
     static int run(List<String> argv, PrintStream out) {
-        Args.parse("doctor", argv, Set.of(), Set.of());
+        Args.parse("doctor", argv, Set.of(), Set.of()).noPositional("doctor");
         Runtime rt = Runtime.getRuntime();
         out.println("java      " + System.getProperty("java.vm.name") + " " + Runtime.version()
                 + " (" + System.getProperty("java.vendor") + ") at " + System.getProperty("java.home"));

@@ -1,15 +1,23 @@
 package dev.lantern.cli;
 
+import dev.lantern.cuda.ffi.CudaOutOfMemoryException;
+import dev.lantern.cuda.ffi.CudaUnavailableException;
 import dev.lantern.ir.LanternException;
+import dev.lantern.runtime.alloc.DeviceOutOfMemoryException;
+import dev.lantern.util.ExitStatus;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The {@code lantern} command. Each subcommand is a small class; this file only dispatches and
- * turns errors into one line and an exit code (1 for bad input, 2 for a bad command line), with the
- * stack trace only under {@code --verbose}.
+ * turns errors into one line and an exit code ({@link ExitStatus}: 1 bad input, 2 bad command
+ * line, 3 internal error), with the stack trace only under {@code --verbose}. A failed write to
+ * standard output is an error too (exit 1), not a silent success.
  */
 public final class Main {
     static final String USAGE = """
@@ -25,56 +33,102 @@ public final class Main {
               soak     allocator soak: --seconds N --device sim|cuda [--seed N] [--json]
               bench    benchmarks: macro --config NAME | micro   [--device cuda] [--json]
 
-            Every command takes --verbose (stack traces on errors).""";
+            Every command takes --verbose (stack traces on errors).
+            Exit codes: 0 done, 1 bad input or a failed check, 2 bad command line or no such device,
+            3 internal error (a bug in Lantern).""";
+
+    /** One subcommand: its arguments (without its name and --verbose) to an exit code. */
+    @FunctionalInterface
+    interface Command {
+        int run(List<String> args, PrintStream out, PrintStream err, boolean verbose);
+    }
+
+    static final Map<String, Command> COMMANDS = commands();
 
     private Main() {}
 
+    private static Map<String, Command> commands() {
+        Map<String, Command> m = new LinkedHashMap<>();
+        m.put("demo", (a, out, err, v) -> DemoCommand.run(a, out, err));
+        m.put("opt", OptCommand::run);
+        m.put("doctor", (a, out, err, v) -> DoctorCommand.run(a, out));
+        m.put("soak", (a, out, err, v) -> SoakCommandLine.run(a, out, err));
+        m.put("bench", (a, out, err, v) -> BenchCommand.run(a, out, err));
+        m.put("test", (a, out, err, v) -> {
+            err.println("lantern test: run it through the ./lantern script (it runs ./mvnw -B verify)");
+            return ExitStatus.USAGE;
+        });
+        return Map.copyOf(m);
+    }
+
     public static void main(String[] args) {
-        int code = run(args, System.out, System.err);
-        System.out.flush();
+        CheckedOutput out = CheckedOutput.stdout();
+        System.setOut(out); // output written past the commands' own stream is checked as well
+        int code = run(args, out, System.err);
         System.exit(code);
     }
 
     public static int run(String[] argv, PrintStream out, PrintStream err) {
+        return run(argv, out, err, COMMANDS);
+    }
+
+    static int run(String[] argv, PrintStream out, PrintStream err, Map<String, Command> commands) {
         List<String> args = Arrays.asList(argv);
         boolean verbose = args.contains("--verbose");
         List<String> rest = args.stream().filter(a -> !a.equals("--verbose")).toList();
-        if (rest.isEmpty() || rest.getFirst().equals("help") || rest.getFirst().equals("--help") || rest.getFirst().equals("-h")) {
-            out.println(USAGE);
-            return rest.isEmpty() ? 2 : 0;
+        String cmd = rest.isEmpty() ? "" : rest.getFirst();
+        int code;
+        if (rest.isEmpty() || cmd.equals("help") || cmd.equals("--help") || cmd.equals("-h")) {
+            (rest.isEmpty() ? err : out).println(USAGE);
+            code = rest.isEmpty() ? ExitStatus.USAGE : ExitStatus.OK;
+        } else {
+            code = dispatch(cmd, rest.subList(1, rest.size()), out, err, verbose, commands);
         }
-        String cmd = rest.getFirst();
-        List<String> tail = rest.subList(1, rest.size());
+        return checkOutput(cmd, code, out, err);
+    }
+
+    private static int dispatch(String cmd, List<String> tail, PrintStream out, PrintStream err, boolean verbose,
+            Map<String, Command> commands) {
         try {
-            return switch (cmd) {
-                case "demo" -> DemoCommand.run(tail, out, err);
-                case "opt" -> OptCommand.run(tail, out, err, verbose);
-                case "doctor" -> DoctorCommand.run(tail, out);
-                case "soak" -> SoakCommandLine.run(tail, out, err);
-                case "bench" -> BenchCommand.run(tail, out, err);
-                case "test" -> {
-                    err.println("lantern test: run it through the ./lantern script (it runs ./mvnw -B verify)");
-                    yield 2;
-                }
-                default -> throw new UsageException(": unknown command '" + cmd + "' (try: lantern help)");
-            };
+            Command c = commands.get(cmd);
+            if (c == null) {
+                throw new UsageException(": unknown command '" + cmd + "' (try: lantern help)");
+            }
+            return c.run(tail, out, err, verbose);
         } catch (UsageException e) {
-            err.println("lantern" + (e.getMessage().startsWith(":") ? "" : " ") + e.getMessage());
-            return 2;
-        } catch (LanternException e) {
-            err.println("lantern " + cmd + ": " + e.getMessage());
-            if (verbose) {
-                e.printStackTrace(err);
-            }
-            return 1;
-        } catch (RuntimeException | OutOfMemoryError e) {
-            err.println("lantern " + cmd + ": internal error: " + e);
-            if (verbose) {
-                e.printStackTrace(err);
-            } else {
-                err.println("(run again with --verbose for the stack trace)");
-            }
-            return 3;
+            err.println("lantern" + (e.getMessage().startsWith(":") ? "" : " ") + ExitStatus.oneLine(e.getMessage()));
+            return ExitStatus.USAGE;
+        } catch (CudaUnavailableException e) {
+            // the command line asked for a GPU that is not there: like bench and soak without one
+            err.println("lantern " + cmd + ": no usable CUDA device: " + ExitStatus.oneLine(e.getMessage()));
+            trace(e, err, verbose);
+            return ExitStatus.USAGE;
+        } catch (LanternException | CudaOutOfMemoryException | DeviceOutOfMemoryException e) {
+            // typed: bad input, or an input too large for the device
+            err.println("lantern " + cmd + ": " + ExitStatus.oneLine(e.getMessage()));
+            trace(e, err, verbose);
+            return ExitStatus.BAD_INPUT;
+        } catch (RuntimeException | Error e) {
+            err.println(ExitStatus.internalError(cmd, e));
+            trace(e, err, verbose);
+            return ExitStatus.INTERNAL;
+        }
+    }
+
+    /** Output that did not reach its reader is a failure, whatever the command returned. */
+    private static int checkOutput(String cmd, int code, PrintStream out, PrintStream err) {
+        if (!out.checkError()) { // flushes first
+            return code;
+        }
+        IOException why = out instanceof CheckedOutput c ? c.failure() : null;
+        err.println("lantern" + (cmd.isEmpty() ? "" : " " + cmd) + ": cannot write to standard output: "
+                + (why == null ? "write failed" : ExitStatus.oneLine(String.valueOf(why.getMessage()))));
+        return code == ExitStatus.OK ? ExitStatus.BAD_INPUT : code;
+    }
+
+    private static void trace(Throwable e, PrintStream err, boolean verbose) {
+        if (verbose) {
+            e.printStackTrace(err);
         }
     }
 }

@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The command line as a user meets it: exit codes, one-line errors, the demo's figures and files. */
 class MainTest {
@@ -35,18 +36,33 @@ class MainTest {
             unknown option       | demo --colour                       | 2 | lantern demo: unknown option --colour
             missing value        | demo --config                       | 2 | lantern demo: --config needs a value
             bad number           | demo --runs many                    | 2 | lantern demo: --runs must be an integer
-            bad config           | demo --config gigantic              | 1 | lantern demo: unknown config 'gigantic'
+            bad config           | demo --config gigantic              | 2 | lantern demo: unknown config 'gigantic'
             bad device           | demo --device tpu                   | 2 | lantern demo: --device must be auto, cpu or cuda
-            bad amp              | demo --amp f8                       | 1 | --amp takes none, bf16 or f16
+            bad amp              | demo --amp fp8                      | 2 | lantern demo: --amp takes none, bf16 or f16
             too big for the cpu  | demo --config decoder --device cpu  | 1 | too much for the CPU
+            demo extra argument  | demo extra                          | 2 | lantern demo: unexpected argument 'extra'
+            dump-ir into /       | demo --device cpu --dump-ir /       | 1 | lantern demo: cannot write /: it is a folder
             opt without a file   | opt                                 | 2 | lantern opt
-            opt missing file     | opt /no/such/file.ir                | 1 | lantern opt
+            opt missing file     | opt /no/such/file.ir                | 1 | lantern opt: no such file: /no/such/file.ir
+            opt unknown pass     | opt /no/such/file.ir --passes bogus | 2 | lantern opt: unknown pass 'bogus'
+            opt bad amp          | opt /no/such/file.ir --amp fp8      | 2 | lantern opt: --amp takes none, bf16 or f16
+            opt amp ignored      | opt /no/such/file.ir --amp bf16     | 2 | lantern opt: --amp applies to --passes standard only
+            opt two files        | opt a.ir b.ir                       | 2 | lantern opt: unexpected argument 'b.ir'
+            bench bad config     | bench macro --config bogus          | 2 | lantern bench: unknown config 'bogus'
+            bench micro config   | bench micro --config decoder        | 2 | lantern bench: --config applies to bench macro only
+            bench extra argument | bench micro extra                   | 2 | lantern bench: expected
+            doctor extra         | doctor extra                        | 2 | lantern doctor: unexpected argument 'extra'
+            soak extra           | soak extra                          | 2 | lantern soak: unknown argument extra
+            soak tests nothing   | soak --seconds 1e-300               | 1 | lantern soak: only 0 operations
+            soak too few ops     | soak --max-ops 1                    | 1 | too few to judge
+            no command           | --verbose                           | 2 | usage: lantern <command>
             """)
     void badInputIsOneLineAndNonzero(String what, String argLine, int code, String message) {
         Run r = run(argLine.split(" "));
         assertEquals(code, r.code(), () -> what + ": " + r.err());
         assertTrue(r.err().contains(message), () -> what + ": " + r.err());
-        assertEquals(1, r.err().strip().lines().count(), () -> what + ": more than one line: " + r.err());
+        assertEquals(argLine.equals("--verbose") ? Main.USAGE.lines().count() : 1, r.err().strip().lines().count(),
+                () -> what + ": more than one line: " + r.err());
         assertFalse(r.err().contains("\tat "), "no stack trace without --verbose");
     }
 
@@ -88,10 +104,52 @@ class MainTest {
     }
 
     @Test
-    void verboseShowsTheStackTrace() {
-        Run r = run("demo", "--config", "gigantic", "--verbose");
+    void verboseShowsTheStackTrace(@TempDir Path dir) throws IOException {
+        Path bad = dir.resolve("bad.ir");
+        Files.writeString(bad, "graph @g {\n  %x = input {name=\"x\"} : f32[4]\n  %0 = frobnicate(%x) : f32[4]\n  return %0\n}\n");
+        Run r = run("opt", bad.toString(), "--verbose");
         assertEquals(1, r.code());
         assertTrue(r.err().contains("\tat "), r.err());
+    }
+
+    @Test
+    void demoWithoutAGpuOnCudaIsABadCommandLineLikeBench() {
+        assumeTrue(dev.lantern.cuda.CudaDevice.count() == 0, "a GPU is present: the demo would run");
+        Run demo = run("demo", "--device", "cuda");
+        Run bench = run("bench", "macro");
+        assertEquals(2, demo.code(), demo.err());
+        assertEquals(2, bench.code(), bench.err());
+        assertTrue(demo.err().startsWith("lantern demo: --device cuda: no usable CUDA device"), demo.err());
+        assertEquals(1, demo.err().strip().lines().count(), demo.err());
+    }
+
+    @Test
+    void textThatIsNotUtf8NamesTheByte(@TempDir Path dir) throws IOException {
+        Path f = dir.resolve("latin1.ir");
+        Files.write(f, new byte[] {'g', 'r', 'a', 'p', 'h', ' ', '\n', '@', (byte) 0xE9, 't', 'e'});
+        Run r = run("opt", f.toString());
+        assertEquals(1, r.code(), r.err());
+        assertEquals("lantern opt: " + f + " is not UTF-8 text (byte 0xE9 at offset 8, line 2); convert it to UTF-8\n", r.err());
+    }
+
+    @Test
+    void aFolderIsNotReadAsText(@TempDir Path dir) {
+        Run r = run("opt", dir.toString());
+        assertEquals(1, r.code(), r.err());
+        assertEquals("lantern opt: cannot read " + dir + ": it is a folder, not a file\n", r.err());
+    }
+
+    @Test
+    void anInputNestedTooDeeplyIsOneLineNotAJvmDump(@TempDir Path dir) throws IOException {
+        int depth = 100_000;
+        Path f = dir.resolve("deep.ir");
+        Files.writeString(f, "graph @g {\n  %x = input {name=\"x\"} : f32[4]\n  %y = elementwise(%x) {expr=\""
+                + "neg(".repeat(depth) + "$0" + ")".repeat(depth) + "\"} : f32[4]\n  return %y\n}\n");
+        Run r = run("opt", f.toString());
+        // a typed refusal (1) once the parser limits nesting, an internal error (3) where it overflows: never a crash
+        assertTrue(r.code() == 1 || r.code() == 3, r.code() + ": " + r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().startsWith("lantern opt: "), r.err());
     }
 
     @Test

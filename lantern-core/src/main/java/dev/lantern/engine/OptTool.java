@@ -7,12 +7,10 @@ import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Verifier;
 import dev.lantern.passes.Pass;
 import dev.lantern.passes.Passes;
+import dev.lantern.util.ExitStatus;
+import dev.lantern.util.TextFiles;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,15 +21,16 @@ import java.util.List;
  * file back, byte for byte when the file is in canonical form. {@code --passes standard} runs the
  * whole pipeline; {@code --passes list} lists the passes. A pass that shows more than IR (partition:
  * kernels; plan-memory: the arena) prints it after the graph as {@code #} comment lines, so the
- * output is itself a valid .ir file. Errors: one line {@code lantern opt: <message>}, exit 1; the
- * stack trace only with {@code --verbose}.
+ * output is itself a valid .ir file. Errors: one line {@code lantern opt: <message>}, exit 1 for bad
+ * input, 2 for a bad command line (an unknown pass included), 3 for an internal error; the stack
+ * trace only with {@code --verbose} (see {@link ExitStatus}).
  */
 public final class OptTool {
     private OptTool() {}
 
     static final String USAGE = "usage: lantern opt FILE.ir [--passes a,b,...|standard|list] [--amp bf16|f16] [--dump-after-each] [--verbose]";
 
-    /** Returns the exit status: 0 done, 1 bad input, 2 bad usage. */
+    /** Returns the exit status: 0 done, 1 bad input, 2 bad usage, 3 internal error. */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         String file = null;
         List<String> names = new ArrayList<>();
@@ -65,9 +64,8 @@ public final class OptTool {
                     }
                     default -> {
                         if (args[i].startsWith("-") || file != null) {
-                            err.println("lantern opt: unexpected argument '" + args[i] + "'");
-                            err.println(USAGE);
-                            return 2;
+                            err.println("lantern opt: unexpected argument '" + args[i] + "'; " + USAGE);
+                            return ExitStatus.USAGE;
                         }
                         file = args[i];
                     }
@@ -75,7 +73,7 @@ public final class OptTool {
             }
         } catch (LanternException e) {
             err.println("lantern opt: " + e.getMessage());
-            return 2;
+            return ExitStatus.USAGE;
         }
         if (names.equals(List.of("list"))) {
             Passes.all().forEach((n, s) -> out.println(String.format("%-18s %s", n, s)));
@@ -83,12 +81,23 @@ public final class OptTool {
         }
         if (file == null) {
             err.println(USAGE);
-            return 2;
+            return ExitStatus.USAGE;
+        }
+        if (amp != CompileOptions.Amp.NONE && !names.equals(List.of("standard"))) {
+            // it would be silently ignored: only the standard pipeline takes the option
+            err.println("lantern opt: --amp applies to --passes standard only (name autocast or autocast-f16 in a list)");
+            return ExitStatus.USAGE;
+        }
+        List<Pass> passes;
+        try {
+            passes = resolve(names, amp); // before the file is read: an unknown pass is a bad command line
+        } catch (LanternException e) {
+            err.println("lantern opt: " + e.getMessage());
+            return ExitStatus.USAGE;
         }
         try {
-            String text = Files.readString(Path.of(file), StandardCharsets.UTF_8);
+            String text = TextFiles.readUtf8(Path.of(file));
             Graph g = Verifier.verify(IrParser.parse(text), "verify");
-            List<Pass> passes = resolve(names, amp);
             StringBuilder extra = new StringBuilder();
             for (Pass p : passes) {
                 g = p.run(g);
@@ -107,12 +116,19 @@ public final class OptTool {
                 out.print(comment(extra.toString()));
             }
             return 0;
-        } catch (NoSuchFileException e) {
-            return fail(err, new LanternException("no such file: " + e.getFile()), verbose);
-        } catch (IOException e) {
-            return fail(err, new LanternException("cannot read " + file + ": " + e.getMessage()), verbose);
-        } catch (RuntimeException e) {
-            return fail(err, e, verbose);
+        } catch (LanternException e) {
+            err.println("lantern opt: " + ExitStatus.oneLine(e.getMessage()));
+            if (verbose) {
+                e.printStackTrace(err);
+            }
+            return ExitStatus.BAD_INPUT;
+        } catch (RuntimeException | StackOverflowError e) {
+            // not a typed error: a bug in Lantern, whatever the input was
+            err.println(ExitStatus.internalError("opt", e));
+            if (verbose) {
+                e.printStackTrace(err);
+            }
+            return ExitStatus.INTERNAL;
         }
     }
 
@@ -139,15 +155,6 @@ public final class OptTool {
             }
         }
         return b.toString();
-    }
-
-    private static int fail(PrintStream err, RuntimeException e, boolean verbose) {
-        String msg = e instanceof LanternException ? e.getMessage() : e.toString();
-        err.println("lantern opt: " + msg.replace('\n', ' '));
-        if (verbose) {
-            e.printStackTrace(err);
-        }
-        return 1;
     }
 
     public static void main(String[] args) {

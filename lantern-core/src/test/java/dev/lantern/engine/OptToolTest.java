@@ -77,7 +77,7 @@ class OptToolTest {
         assertTrue(missing.err().startsWith("lantern opt: no such file: ") && missing.err().lines().count() == 1, missing.err());
 
         Result unknown = opt(block().toString(), "--passes", "fuse-everything");
-        assertEquals(1, unknown.code());
+        assertEquals(2, unknown.code(), "an unknown pass is a bad command line");
         assertEquals(1, unknown.err().lines().count(), unknown.err());
 
         Result verbose = opt(bad.toString(), "--verbose");

@@ -4,6 +4,7 @@ import dev.lantern.runtime.alloc.SegmentSource;
 import dev.lantern.runtime.alloc.SegmentSourceProvider;
 import dev.lantern.util.ProgressBar;
 import java.io.PrintStream;
+import java.util.Locale;
 import java.util.ServiceLoader;
 
 /**
@@ -13,8 +14,9 @@ import java.util.ServiceLoader;
  * lantern soak [--seconds N] [--max-ops N] [--device sim|cuda] [--seed S] [--streams N] [--json]
  * </pre>
  *
- * Exit codes: 0 the gates pass (no leak, median alloc_frag_pct at most 15), 1 a gate fails,
- * 2 bad arguments or no such device. A progress bar shows on a terminal only.
+ * Exit codes: 0 the gates pass (at least {@link SoakReport#MIN_OPS} operations, no leak, median
+ * alloc_frag_pct at most 15), 1 a gate fails, 2 bad arguments or no such device. A progress bar
+ * shows on a terminal only.
  */
 public final class SoakCommand {
     static final String USAGE = "usage: lantern soak [--seconds N] [--max-ops N] [--device sim|cuda] [--seed S]"
@@ -31,6 +33,7 @@ public final class SoakCommand {
         String device = "sim";
         boolean json = false;
         boolean secondsGiven = false;
+        SoakOptions options;
         try {
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -67,9 +70,8 @@ public final class SoakCommand {
             if (maxOps > 0 && !secondsGiven) {
                 seconds = 0; // bounded by operations only: the deterministic form
             }
-            SoakOptions options = new SoakOptions(seconds, maxOps, seed, streams, device, null, null,
+            options = new SoakOptions(seconds, maxOps, seed, streams, device, null, null,
                     SoakOptions.DEFAULT_SIM_CAPACITY, 256, dev.lantern.runtime.alloc.AllocatorConfig.defaults());
-            return execute(options, json, out, err);
         } catch (NumberFormatException e) {
             err.println("lantern soak: not a number: " + e.getMessage() + "; " + USAGE);
             return 2;
@@ -77,6 +79,8 @@ public final class SoakCommand {
             err.println("lantern soak: " + e.getMessage() + "; " + USAGE);
             return 2;
         }
+        // outside the argument checks: an IllegalArgumentException from the soak itself is a bug, not usage
+        return execute(options, json, out, err);
     }
 
     private static int execute(SoakOptions options, boolean json, PrintStream out, PrintStream err) {
@@ -114,6 +118,11 @@ public final class SoakCommand {
         }
         out.print(json ? report.toJson() + System.lineSeparator() : report.toTable());
         out.flush();
+        if (!report.ranEnough()) {
+            err.printf(Locale.ROOT, "lantern soak: only %d operations and %d samples in %.3g s: too few to judge "
+                    + "(the gates need at least %d operations); raise --seconds or --max-ops%n",
+                    report.ops(), report.samples(), report.seconds(), SoakReport.MIN_OPS);
+        }
         return report.passes() ? 0 : 1;
     }
 

@@ -23,9 +23,22 @@ public record SoakReport(long ops, double seconds, double allocFragPctMedian, do
         double wastePctMedian, long leakedBytes, long oomRetries, long ooms, String placementDigest, String device,
         long samples, long peakReservedBytes, long seed) {
 
-    /** The soak's exit gates: no leak and median fragmentation at most 15 %. */
+    /**
+     * Fewest operations for the gates to mean anything: with none, the fragmentation median is 0 and
+     * nothing leaks, so {@code --seconds 1e-300} would pass having tested nothing. 10,000 operations
+     * give about 40 samples at the default sampling interval; one second on the simulator gives
+     * far more.
+     */
+    public static final long MIN_OPS = 10_000;
+
+    /** The soak's exit gates: enough operations to judge, no leak, and median fragmentation at most 15 %. */
     public boolean passes() {
-        return leakedBytes == 0 && allocFragPctMedian <= 15.0;
+        return ranEnough() && leakedBytes == 0 && allocFragPctMedian <= 15.0;
+    }
+
+    /** Whether the soak performed at least {@link #MIN_OPS} operations and took at least one sample. */
+    public boolean ranEnough() {
+        return ops >= MIN_OPS && samples > 0;
     }
 
     /** One JSON object on one line; keys in snake_case. */
@@ -45,7 +58,7 @@ public record SoakReport(long ops, double seconds, double allocFragPctMedian, do
         return String.format(Locale.ROOT, """
                 device               %s
                 seed                 %d
-                ops                  %d in %.1f s (%.0f ops/s)
+                ops                  %d in %.1f s (%.0f ops/s)  (gate: >= %d)
                 alloc_frag_pct       median %.2f, max %.2f  (gate: median <= 15)
                 waste_pct            median %.2f
                 leaked_bytes         %d  (gate: 0)
@@ -54,7 +67,7 @@ public record SoakReport(long ops, double seconds, double allocFragPctMedian, do
                 samples              %d
                 placement digest     %s
                 result               %s
-                """, device, seed, ops, seconds, seconds > 0 ? ops / seconds : 0.0, allocFragPctMedian,
+                """, device, seed, ops, seconds, seconds > 0 ? ops / seconds : 0.0, MIN_OPS, allocFragPctMedian,
                 allocFragPctMax, wastePctMedian, leakedBytes, oomRetries, ooms, peakReservedBytes, samples,
                 placementDigest, passes() ? "PASS" : "FAIL");
     }
