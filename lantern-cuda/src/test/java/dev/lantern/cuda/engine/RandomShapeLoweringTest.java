@@ -3,17 +3,21 @@ package dev.lantern.cuda.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.lantern.cuda.GemmSample;
 import dev.lantern.cuda.NvccOnPath;
 import dev.lantern.cuda.RandomBlocks;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
 import dev.lantern.cuda.codegen.KernelParam;
 import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledModel;
 import dev.lantern.engine.Compiler;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
 import dev.lantern.ir.DType;
+import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
+import dev.lantern.ir.Node;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,24 +46,31 @@ class RandomShapeLoweringTest {
     @TempDir
     Path tmp;
 
-    /** The lowering of one config in one mode, or the typed refusal; anything else fails the test. */
-    record Outcome(BlockConfig cfg, boolean fuse, CudaLowering.Lowered lowered, LanternException refusal) {}
+    /**
+     * The lowering of one config in one mode, or the typed refusal; anything else fails the test.
+     * Modes: {@code fused} (compiled sessions), {@code eager} (unfused) and {@code eager+samples}
+     * (unfused, with the GPU tier's sampled GEMM operands as extra outputs: what its eager session runs).
+     */
+    record Outcome(BlockConfig cfg, String mode, CompiledModel model, CudaLowering.Lowered lowered, LanternException refusal) {}
 
-    static Outcome lower(BlockConfig c, boolean fuse) {
-        var m = TransformerBlock.build(c, DType.BF16);
+    static Outcome lower(BlockConfig c, String mode) {
+        Graph g = TransformerBlock.build(c, DType.BF16).graph();
+        if (mode.equals("eager+samples")) {
+            g = GemmSample.withOutputs(g, GemmSample.of(g));
+        }
         try {
-            return new Outcome(c, fuse, CudaLowering.lower(Compiler.compile(m.graph(),
-                    CompileOptions.defaults().withTarget("cuda").withFuse(fuse)), CudaTarget.H200), null);
+            CompiledModel m = Compiler.compile(g, CompileOptions.defaults().withTarget("cuda").withFuse(mode.equals("fused")));
+            return new Outcome(c, mode, m, CudaLowering.lower(m, CudaTarget.H200), null);
         } catch (LanternException e) {
-            return new Outcome(c, fuse, null, e);
+            return new Outcome(c, mode, null, null, e);
         }
     }
 
     static List<Outcome> lowerAll(List<BlockConfig> configs) {
         List<Outcome> out = new ArrayList<>();
         for (BlockConfig c : configs) {
-            for (boolean fuse : new boolean[]{true, false}) {
-                out.add(lower(c, fuse));
+            for (String mode : List.of("fused", "eager", "eager+samples")) {
+                out.add(lower(c, mode));
             }
         }
         return out;
@@ -72,26 +83,52 @@ class RandomShapeLoweringTest {
         int steps = 0;
         for (Outcome o : lowerAll(configs)) {
             if (o.refusal() != null) {
-                refusals.merge((o.fuse() ? "fused " : "eager ") + RandomBlocks.constraintOf(o.refusal()), 1, Integer::sum);
-                System.out.println("[lowering] " + o.cfg().name() + (o.fuse() ? " fused" : " eager") + " refused: "
-                        + o.refusal().getMessage());
+                refusals.merge(o.mode() + " " + RandomBlocks.constraintOf(o.refusal()), 1, Integer::sum);
+                System.out.println("[lowering] " + o.cfg().name() + " " + o.mode() + " refused: " + o.refusal().getMessage());
                 continue;
             }
             steps += o.lowered().steps().size();
             assertTrue(o.lowered().steps().size() >= 5, o.cfg().name() + ": " + o.lowered().steps().size() + " steps");
+            if (o.mode().equals("eager+samples")) {
+                samplesSurvive(o);
+            }
         }
-        System.out.println("[lowering] " + configs.size() + " random configs (seed " + RandomBlocks.seed() + "), fused and eager: "
+        System.out.println("[lowering] " + configs.size() + " random configs (seed " + RandomBlocks.seed() + "), fused, eager and eager+samples: "
                 + steps + " steps; refusals by constraint: " + refusals);
         // Today every config of the space is expected to lower: a refusal is typed (checked above),
         // but still a shape the CUDA path does not take, so it shows here by name.
         assertEquals(Map.of(), refusals, "refusals by constraint");
     }
 
+    /**
+     * The GPU tier downloads the sampled GEMMs' operands from its eager session by value name,
+     * and feeds its compiled sessions the input and parameters the eager one drew by name: the
+     * names must survive both compiles, and each sampled product stay a GEMM of its own.
+     */
+    private static void samplesSurvive(Outcome o) {
+        Graph g = o.model().graph();
+        for (GemmSample s : GemmSample.of(TransformerBlock.build(o.cfg(), DType.BF16).graph())) {
+            for (String v : List.of(s.a(), s.w(), s.out())) {
+                assertTrue(g.node(v) != null, o.cfg().name() + ": %" + v + " is gone after the eager compile");
+            }
+            assertTrue(g.outputs().containsAll(List.of(s.a(), s.out())), o.cfg().name() + ": outputs " + g.outputs());
+            assertTrue(o.model().kernels().stream().anyMatch(k -> k.output().value().equals(s.out())),
+                    o.cfg().name() + ": %" + s.out() + " is not a kernel's output");
+        }
+        Graph fused = lower(o.cfg(), "fused").model().graph();
+        assertEquals(names(fused.inputs()), names(g.inputs()), o.cfg().name() + ": inputs");
+        assertEquals(names(fused.params()), names(g.params()), o.cfg().name() + ": params");
+    }
+
+    private static List<String> names(List<Node> nodes) {
+        return nodes.stream().map(n -> n.name() + "=" + n.attrs().getString("name", n.name())).sorted().toList();
+    }
+
     /** Configs from another seed lower the same way: the property is the space's, not one draw's. */
     @Test
     void aSecondSeedLowersToo() {
         for (Outcome o : lowerAll(RandomBlocks.configs(RandomBlocks.seed() + 1, 20))) {
-            assertEquals(null, o.refusal(), () -> o.cfg().name() + (o.fuse() ? " fused" : " eager") + ": " + o.refusal());
+            assertEquals(null, o.refusal(), () -> o.cfg().name() + " " + o.mode() + ": " + o.refusal());
         }
     }
 
