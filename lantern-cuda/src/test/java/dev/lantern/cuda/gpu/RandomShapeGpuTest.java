@@ -27,6 +27,7 @@ import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -76,7 +77,7 @@ class RandomShapeGpuTest {
 
     static Stream<Arguments> configs() {
         List<BlockConfig> all = RandomBlocks.configs();
-        return IntStream.range(0, all.size()).mapToObj(i -> Arguments.of(all.get(i), i));
+        return IntStream.range(0, all.size()).mapToObj(i -> Arguments.of(Named.of(all.get(i).name(), all.get(i)), i));
     }
 
     @ParameterizedTest(name = "{0}")
