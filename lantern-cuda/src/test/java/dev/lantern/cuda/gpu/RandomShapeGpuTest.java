@@ -23,7 +23,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -49,8 +48,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * </ol>
  * Parameters and the input are drawn on the device (host draws of the 40 M-parameter configs
  * cost seconds), the same in every session. A config the CUDA path cannot take must be refused
- * when the session opens with a typed {@link LanternException} that names the constraint: such
- * refusals pass and are counted by constraint in the summary line; a CUDA error never passes.
+ * with a typed {@link LanternException} that names the constraint, before anything is launched
+ * for it: such refusals pass and are counted by constraint in the summary line; a CUDA error
+ * never passes.
  *
  * <p>Runs last but one (just before the free-memory check, which then also sees that the 120+
  * sessions gave their memory back), so that a fault here cannot spoil the other classes.
@@ -97,67 +97,40 @@ class RandomShapeGpuTest {
         }
     }
 
+    /** What the eager run hands on: the input it drew, the parameters too (small configs), its output. */
+    private record EagerRun(Map<String, Tensor> inputs, Map<String, Tensor> host, double[] out) {}
+
     /** True when the config passed or was refused with a typed error. */
     private static boolean check(BlockConfig cfg, int index, long t0) {
         CudaDevice dev = Gpu.device();
         long seed = RandomBlocks.seed() * 1000 + index;
         Model model = TransformerBlock.build(cfg, DType.BF16);
         Graph graph = model.graph();
-        List<GemmSample> samples = GemmSample.of(graph);
         boolean small = cfg.flops() <= REFERENCE_FLOPS;
-
-        // eager, keeping the sampled GEMMs' operands
-        Map<String, Tensor> inputs;
-        Map<String, Tensor> host = new LinkedHashMap<>(); // parameters and input, as the device drew them
-        double[] eager;
-        try (CudaSession s = open(cfg, "eager", () -> CudaSession.open(dev, GemmSample.withOutputs(graph, samples), null,
-                CudaSession.Options.eager()))) {
-            if (s == null) {
-                return true;
-            }
-            s.fillInputs(seed);
-            s.poison();
-            s.forward();
-            eager = finite(cfg, "eager", s.output());
-            for (GemmSample g : samples) {
-                double e = GemmSample.relErr(s.output(g.a()), s.output(g.w()), s.output(g.out()), 4, seed);
-                assertTrue(e <= GEMM_TOLERANCE, cfg.name() + ": eager " + g.out() + " vs float64 on the host: rel err " + e);
-                gemmSamples++;
-            }
-            inputs = download(s, s.model().graph().inputs());
-            host.putAll(inputs);
-            if (small) {
-                host.putAll(download(s, s.model().graph().params()));
-            }
+        EagerRun eager;
+        try {
+            eager = eager(dev, cfg, graph, seed, small);
+        } catch (LanternException e) {
+            return refused(cfg, "eager", e);
         }
-        double[] expected = eager;
+        double[] expected = eager.out();
         String against = "eager";
         if (small) {
-            expected = ReferenceInterpreter.run(graph, host).get(graph.outputs().getFirst()).data();
-            double e = DemoMetrics.relErr(eager, expected);
+            expected = ReferenceInterpreter.run(graph, eager.host()).get(graph.outputs().getFirst()).data();
+            double e = DemoMetrics.relErr(eager.out(), expected);
             report(cfg, "eager vs float64", e);
             assertTrue(e <= TOLERANCE, cfg.name() + ": eager vs float64 rel err " + e);
             against = "float64";
         }
-
         boolean tune = TUNE_EVERY > 0 && index % TUNE_EVERY == 0;
         for (boolean autotune : tune ? new boolean[]{false, true} : new boolean[]{false}) {
             String mode = autotune ? "tuned" : "compiled";
-            CudaSession.Options o = CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF);
-            CudaSession.Options opts = autotune ? o.withAutotune(TuneCache.none()) : o;
-            try (CudaSession s = open(cfg, mode, () -> CudaSession.open(dev, graph, null, opts))) {
-                if (s == null) {
-                    return true;
-                }
-                s.setInputs(inputs);
-                if (autotune) {
-                    s.autotune();
-                }
-                s.poison();
-                s.forward();
-                double e = DemoMetrics.relErr(finite(cfg, mode, s.output()), expected);
+            try {
+                double e = DemoMetrics.relErr(compiled(dev, cfg, graph, eager.inputs(), autotune), expected);
                 report(cfg, mode + " vs " + against, e);
                 assertTrue(e <= TOLERANCE, cfg.name() + ": " + mode + " vs " + against + " rel err " + e);
+            } catch (LanternException e) {
+                return refused(cfg, mode, e);
             }
         }
         tuned += tune ? 1 : 0;
@@ -169,16 +142,52 @@ class RandomShapeGpuTest {
         return true;
     }
 
-    /** Opens a session, or counts the typed refusal and returns null. A CUDA error is not a refusal. */
-    private static CudaSession open(BlockConfig cfg, String mode, Supplier<CudaSession> open) {
-        try {
-            return open.get();
-        } catch (LanternException e) {
-            String c = mode + ": " + RandomBlocks.constraintOf(e);
-            refusals.merge(c, 1, Integer::sum);
-            System.out.println("[gpu-shapes] " + cfg.name() + " refused (" + c + "): " + e.getMessage());
-            return null;
+    /** One eager forward, its sampled GEMMs checked on the host, with the sampled operands kept as outputs. */
+    private static EagerRun eager(CudaDevice dev, BlockConfig cfg, Graph graph, long seed, boolean small) {
+        List<GemmSample> samples = GemmSample.of(graph);
+        try (CudaSession s = CudaSession.open(dev, GemmSample.withOutputs(graph, samples), null, CudaSession.Options.eager())) {
+            s.fillInputs(seed);
+            s.poison();
+            s.forward();
+            double[] out = finite(cfg, "eager", s.output());
+            for (GemmSample g : samples) {
+                double e = GemmSample.relErr(s.output(g.a()), s.output(g.w()), s.output(g.out()), 4, seed);
+                assertTrue(e <= GEMM_TOLERANCE, cfg.name() + ": eager " + g.out() + " vs float64 on the host: rel err " + e);
+                gemmSamples++;
+            }
+            Map<String, Tensor> inputs = download(s, s.model().graph().inputs());
+            Map<String, Tensor> host = new LinkedHashMap<>(inputs); // parameters and input, as the device drew them
+            if (small) {
+                host.putAll(download(s, s.model().graph().params()));
+            }
+            return new EagerRun(inputs, host, out);
         }
+    }
+
+    /** One compiled forward (autotuned first, if asked) on poisoned buffers: its output. */
+    private static double[] compiled(CudaDevice dev, BlockConfig cfg, Graph graph, Map<String, Tensor> inputs, boolean autotune) {
+        CudaSession.Options o = CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF);
+        try (CudaSession s = CudaSession.open(dev, graph, null, autotune ? o.withAutotune(TuneCache.none()) : o)) {
+            s.setInputs(inputs);
+            if (autotune) {
+                s.autotune();
+            }
+            s.poison();
+            s.forward();
+            return finite(cfg, autotune ? "tuned" : "compiled", s.output());
+        }
+    }
+
+    /**
+     * A typed refusal (a {@link LanternException}: the CUDA path does not take this shape, at
+     * open or, for a launch contract checked as eager binds, before the launch), counted by
+     * constraint. A CUDA error is no LanternException and fails the config.
+     */
+    private static boolean refused(BlockConfig cfg, String mode, LanternException e) {
+        String c = mode + ": " + RandomBlocks.constraintOf(e);
+        refusals.merge(c, 1, Integer::sum);
+        System.out.println("[gpu-shapes] " + cfg.name() + " refused (" + c + "): " + e.getMessage());
+        return true;
     }
 
     private static Map<String, Tensor> download(CudaSession s, List<Node> nodes) {
