@@ -133,6 +133,48 @@ class RandomShapeLoweringTest {
     }
 
     /**
+     * Autotuning renders every tile variant of the tunable kernels (norms and softmax at 2, 4 and
+     * 8 row vectors per thread, attention on each wgmma and mma.sync tile) and skips those that
+     * throw a {@link dev.lantern.cuda.codegen.CodegenException}; anything else would abort the
+     * GPU tier's autotuned runs. Every variant of every random config renders or is refused so.
+     */
+    @Test
+    void everyAutotunerVariantRendersOrIsRefusedWithATypedError() {
+        Map<String, CudaTarget> variants = new LinkedHashMap<>(Autotuner.attentionVariants(CudaTarget.H200));
+        for (int rv : new int[]{2, 4, 8}) {
+            variants.put("rv" + rv, CudaTarget.H200.withRowVectorsPerThread(rv));
+        }
+        int rendered = 0;
+        int refused = 0;
+        for (BlockConfig c : RandomBlocks.configs()) {
+            Outcome o = lower(c, "fused");
+            for (Step s : o.lowered().steps()) {
+                if (!(s instanceof Step.Launch l)) {
+                    continue;
+                }
+                boolean attention = l.spec() instanceof dev.lantern.cuda.codegen.AttentionSpec a && a.fastPath(CudaTarget.H200);
+                boolean rows = l.spec() instanceof dev.lantern.cuda.codegen.NormSpec || l.spec() instanceof dev.lantern.cuda.codegen.SoftmaxSpec;
+                if (!attention && !rows) {
+                    continue;
+                }
+                for (var v : variants.entrySet()) {
+                    if (attention == v.getKey().startsWith("rv")) {
+                        continue;
+                    }
+                    try {
+                        KernelNames.render(l.spec(), v.getValue());
+                        rendered++;
+                    } catch (dev.lantern.cuda.codegen.CodegenException e) {
+                        refused++;
+                    }
+                }
+            }
+        }
+        System.out.println("[lowering] autotuner variants of the random configs: " + rendered + " rendered, " + refused + " refused (typed)");
+        assertTrue(rendered > 100, "rendered " + rendered);
+    }
+
+    /**
      * Generated kernels of each kind (family, renderer path, pointer operands) across the random
      * configs compile with nvcc: the random shapes reach tails and degenerate tiles (seq 1, one
      * head, mlp 1) that the fixed configs never render. At most
