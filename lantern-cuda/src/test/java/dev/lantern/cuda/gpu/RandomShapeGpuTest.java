@@ -4,9 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.lantern.cuda.CudaDevice;
 import dev.lantern.cuda.GemmSample;
+import dev.lantern.cuda.KernelSource;
+import dev.lantern.cuda.ModuleCache;
 import dev.lantern.cuda.RandomBlocks;
+import dev.lantern.cuda.codegen.CudaKernelSource;
+import dev.lantern.cuda.engine.CudaLowering;
 import dev.lantern.cuda.engine.CudaSession;
+import dev.lantern.cuda.engine.CudaTargets;
+import dev.lantern.cuda.engine.Step;
 import dev.lantern.cuda.engine.TuneCache;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.Compiler;
 import dev.lantern.engine.DemoMetrics;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
@@ -22,10 +30,17 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
@@ -78,6 +93,51 @@ class RandomShapeGpuTest {
     static Stream<Arguments> configs() {
         List<BlockConfig> all = RandomBlocks.configs();
         return IntStream.range(0, all.size()).mapToObj(i -> Arguments.of(Named.of(all.get(i).name(), all.get(i)), i));
+    }
+
+    /**
+     * Compiles the configs' generated kernels into the kernel cache up front, on every core: the
+     * sessions then load them from the cache as usual. NVRTC is most of a session's open time
+     * (about 300 distinct kernels over the 60 configs), and a session compiles one at a time.
+     * A config or kernel that fails here is left for its own test to report.
+     */
+    @BeforeAll
+    static void compileTheKernelsInParallel() throws InterruptedException {
+        CudaDevice dev = Gpu.device();
+        ModuleCache cache = ModuleCache.forDevice(dev);
+        var target = CudaTargets.of(dev);
+        Set<String> seen = ConcurrentHashMap.newKeySet();
+        AtomicInteger compiled = new AtomicInteger();
+        AtomicInteger failures = new AtomicInteger();
+        long t0 = System.nanoTime();
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors() - 1));
+        try {
+            for (BlockConfig cfg : RandomBlocks.configs()) {
+                pool.submit(() -> {
+                    Graph g = TransformerBlock.build(cfg, DType.BF16).graph();
+                    for (boolean fuse : new boolean[]{true, false}) {
+                        try {
+                            Graph run = fuse ? g : GemmSample.withOutputs(g, GemmSample.of(g));
+                            var model = Compiler.compile(run, CompileOptions.defaults().withTarget("cuda").withFuse(fuse));
+                            for (Step st : CudaLowering.lower(model, target).steps()) {
+                                if (st instanceof Step.Launch l && seen.add(l.source().sourceHash())) {
+                                    CudaKernelSource src = l.source();
+                                    cache.get(new KernelSource(src.entry(), src.source(), List.of(), src.variant(), src.archSpecific()));
+                                    compiled.incrementAndGet();
+                                }
+                            }
+                        } catch (RuntimeException e) {
+                            failures.incrementAndGet();
+                        }
+                    }
+                });
+            }
+        } finally {
+            pool.shutdown();
+            pool.awaitTermination(10, TimeUnit.MINUTES);
+        }
+        System.out.printf("[gpu-shapes] %d distinct kernels in the kernel cache in %.1f s (%d configs or kernels left to their tests)%n",
+                compiled.get(), (System.nanoTime() - t0) / 1e9, failures.get());
     }
 
     @ParameterizedTest(name = "{0}")
