@@ -73,7 +73,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code lantern.randomShapes.tuneEvery} (3; 0 = never), {@code lantern.randomShapes.referenceFlops}.
  */
 @Tag("gpu")
-@Order(Integer.MAX_VALUE - 1)
+@Order(Integer.MAX_VALUE - 2)
 class RandomShapeGpuTest {
     static final double TOLERANCE = 2e-2;
     static final double GEMM_TOLERANCE = 1e-2;
