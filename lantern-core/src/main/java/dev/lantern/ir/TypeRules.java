@@ -181,7 +181,7 @@ final class TypeRules {
         sameDtype(in);
         Shape x = in.getFirst().shape();
         int ax = axis(a.getInt("axis", 0), x.rank());
-        int total = 0;
+        long total = 0;
         for (TensorType t : in) {
             Shape s = t.shape();
             if (s.rank() != x.rank()) {
@@ -194,7 +194,10 @@ final class TypeRules {
             }
             total += s.dim(ax);
         }
-        return TensorType.of(in.getFirst().dtype(), x.withDim(ax, total));
+        if (total > Integer.MAX_VALUE) {
+            throw new TypeException("concat along axis " + ax + " gives " + total + ", past the dimension limit " + Integer.MAX_VALUE);
+        }
+        return TensorType.of(in.getFirst().dtype(), x.withDim(ax, (int) total));
     }
 
     /** q (b, h, s, d), k (b, h, t, d), v (b, h, t, e) -> (b, h, s, e), or that permuted by {@code out_perm}. */

@@ -153,7 +153,7 @@ public final class FuseGemmEpilogue implements Pass {
 
     private static boolean sameType(RewriteContext cx, Node n, String... values) {
         for (String v : values) {
-            if (!cx.graph().type(v).shape().equals(n.type().shape()) || cx.graph().type(v).dtype() != n.type().dtype()) {
+            if (!cx.type(v).shape().equals(n.type().shape()) || cx.type(v).dtype() != n.type().dtype()) {
                 return false;
             }
         }
