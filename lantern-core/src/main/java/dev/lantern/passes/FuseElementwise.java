@@ -37,13 +37,13 @@ public final class FuseElementwise implements Pass {
 
     static final List<Rule> RULES = List.of(
             Rule.of("elementwise-chain", (n, cx) -> {
-                if (!n.op().isElementwise()) {
+                if (!fusible(n)) {
                     return null;
                 }
                 ElementwiseExpr self = null;
                 for (int i = 0; i < n.inputs().size(); i++) {
                     Node p = cx.in(n, i);
-                    if (p.op().isElementwise() && cx.onlyUsedBy(p.name(), n) && p.type().shape().equals(n.type().shape())) {
+                    if (fusible(p) && cx.onlyUsedBy(p.name(), n) && p.type().shape().equals(n.type().shape())) {
                         self = self == null ? expr(n) : self;
                         ElementwiseExpr pe = expr(p);
                         if (!narrows(pe) && uses(self, i) == 1 && self.calls() + pe.calls() <= MAX_CALLS) {
@@ -112,6 +112,11 @@ public final class FuseElementwise implements Pass {
             k = ins.size() - 1;
         }
         return k;
+    }
+
+    /** Whether {@code n} has an expression form: elementwise, and no cast to an integer type (the expression language computes floats). */
+    private static boolean fusible(Node n) {
+        return n.op().isElementwise() && n.type().dtype().isFloating();
     }
 
     /** How many times the expression reads input {@code i}: more than once would recompute its producer. */

@@ -16,8 +16,8 @@ import java.util.List;
  * a fixed point):
  * <pre>
  *   rms_norm(add(x, r), w)            -> fused_norm(x, r, w) {kind="rms", residual=true}
- *   layer_norm(add(x, r), w, b)       -> fused_norm(x, r, w, b) {kind="layer", residual=true}
- *   cast(norm(...)) {to=d}            -> fused_norm(...) {out=d}
+ *   layer_norm(add(x, r), w[, b])     -> fused_norm(x, r, w[, b]) {kind="layer", residual=true}
+ *   cast(norm(...)) {to=d}            -> fused_norm(...) {out=d}   (d a float; the norm stores floats)
  *   norm(.., cast(y {bf16}) {to=f32}, ..) -> fused_norm(.., y, ..)  (a widening cast is exact; the
  *                                        norm reads any float storage and computes in f32 anyway)
  *   softmax(mul(x, c)) {scale=s}      -> softmax(x) {scale=s·c}     (c a scalar constant; div too)
@@ -47,7 +47,7 @@ public final class FuseNorm implements Pass {
                 return Rewrite.to(Build.named(cx, n.name(), Op.FUSED_NORM, normAttrs(n).with("residual", true), ins));
             }),
             Rule.of("cast-into-norm", (n, cx) -> {
-                Node m = n.op() == Op.CAST ? cx.in(n, 0) : null;
+                Node m = n.op() == Op.CAST && n.type().dtype().isFloating() ? cx.in(n, 0) : null;
                 if (m == null || (m.op() != Op.RMS_NORM && m.op() != Op.LAYER_NORM && m.op() != Op.FUSED_NORM) || !cx.onlyUsedBy(m.name(), n)) {
                     return null;
                 }

@@ -127,7 +127,7 @@ public final class FusedKernels {
             if (rms) {
                 Norm.rmsNorm(in.get(0), residual, in.get(w), eps, out, null);
             } else {
-                Norm.layerNorm(in.get(0), residual, in.get(w), in.get(w + 1), eps, out, null);
+                Norm.layerNorm(in.get(0), residual, in.get(w), in.size() > w + 1 ? in.get(w + 1) : null, eps, out, null);
             }
         };
     }
