@@ -118,7 +118,13 @@ public sealed interface ElementwiseExpr {
         return switch (this) {
             case In i -> 0;
             case Const c -> 0;
-            case Call c -> 1 + c.args().stream().mapToInt(ElementwiseExpr::calls).sum();
+            case Call c -> {
+                int n = 1;
+                for (ElementwiseExpr a : c.args()) {
+                    n += a.calls();
+                }
+                yield n;
+            }
         };
     }
 
@@ -131,7 +137,21 @@ public sealed interface ElementwiseExpr {
         };
     }
 
+    /**
+     * The expression that {@code text} spells. Passes re-read the same {@code expr} attribute many
+     * times while fusing (every rule try, every type inference), so recent parses are kept; the
+     * trees are immutable and safe to share.
+     */
     static ElementwiseExpr parse(String text) {
+        ElementwiseExpr e = Cache.get(text);
+        if (e == null) {
+            e = read(text);
+            Cache.put(text, e);
+        }
+        return e;
+    }
+
+    private static ElementwiseExpr read(String text) {
         Reader r = new Reader(text);
         ElementwiseExpr e = r.expr();
         r.skip();
@@ -139,6 +159,27 @@ public sealed interface ElementwiseExpr {
             throw new TypeException("unexpected '" + text.substring(r.pos) + "' in elementwise expression \"" + text + "\"");
         }
         return e;
+    }
+
+    /** The last few hundred parses, least recently used out first. */
+    final class Cache {
+        private static final int SIZE = 512;
+        private static final java.util.Map<String, ElementwiseExpr> MAP = new java.util.LinkedHashMap<>(SIZE, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(java.util.Map.Entry<String, ElementwiseExpr> eldest) {
+                return size() > SIZE;
+            }
+        };
+
+        private Cache() {}
+
+        static synchronized ElementwiseExpr get(String text) {
+            return MAP.get(text);
+        }
+
+        static synchronized void put(String text, ElementwiseExpr e) {
+            MAP.put(text, e);
+        }
     }
 
     /** A recursive-descent reader of the grammar above. */

@@ -166,15 +166,13 @@ public final class RewriteEngine {
             return;
         }
         work.add(k);
-        List<Node> users = w.users(v);
-        if (users.size() > FAN_OUT) {
+        if (w.distinctUsers(v) > FAN_OUT) {
             return;
         }
-        for (Node u : users) {
+        for (Node u : w.users(v)) {
             work.add(w.key(u.name()));
-            List<Node> next = w.users(u.name());
-            if (next.size() <= FAN_OUT) {
-                next.forEach(x -> work.add(w.key(x.name())));
+            if (w.distinctUsers(u.name()) <= FAN_OUT) {
+                w.users(u.name()).forEach(x -> work.add(w.key(x.name())));
             }
         }
     }
