@@ -5,9 +5,8 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.Pipeline;
 import dev.lantern.passes.Passes;
-import org.junit.jupiter.api.Timeout;
-
-import java.util.concurrent.TimeUnit;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -20,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * wrong declared types, odd strides) must either be refused with a {@link LanternException} or be
  * taken all the way, as a well-typed one. Anything else that escapes is a finding: an untyped
  * exception, a valid graph refused, an invalid one accepted (it then fails downstream), a wrong
- * result; {@code @Timeout} turns a hang into one.
+ * result, and an input that takes over {@link #SLOW_SECONDS} of CPU (a hang).
  *
  * <p>In CI this runs the regression seeds under src/test/resources; {@code scripts/fuzz} fuzzes.
  */
@@ -28,8 +27,15 @@ class GraphFuzzTest {
     /** Outputs are compared with the reference only below this many elements per value (the reference is slow). */
     private static final long NUMERIC_LIMIT = 4096;
 
+    /**
+     * CPU seconds one graph of at most a dozen ops may take through everything: some 100x a normal
+     * input's. A graph over it is a finding (a hang, or a pass that went super-linear). CPU time, not
+     * wall time, so that a loaded machine does not make findings; a true hang never returns, and
+     * scripts/fuzz's outer time limit counts it.
+     */
+    private static final double SLOW_SECONDS = 10;
+
     @FuzzTest(maxDuration = "30s")
-    @Timeout(value = 20, unit = TimeUnit.SECONDS)
     void fuzzGraphs(FuzzedDataProvider data) {
         boolean hostile = data.consumeBoolean();
         long seed = data.consumeLong();
@@ -43,11 +49,17 @@ class GraphFuzzTest {
             return; // an edge-value type (over the tensor limit, say) is refused as it is made
         }
         String text = IrPrinter.print(g);
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long t0 = mx.getCurrentThreadCpuTime();
         try {
             check(text, hostile, seed);
         } catch (RuntimeException e) {
             // name the graph: the finding is then readable without a debugger
             throw e instanceof LanternException ? e : new IllegalStateException(e + "\n" + text, e);
+        }
+        double seconds = (mx.getCurrentThreadCpuTime() - t0) / 1e9;
+        if (seconds > SLOW_SECONDS) {
+            throw new AssertionError("hang: " + seconds + " CPU seconds for one graph\n" + text);
         }
     }
 
