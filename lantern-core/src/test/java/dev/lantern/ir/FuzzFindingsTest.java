@@ -85,6 +85,18 @@ class FuzzFindingsTest {
         assertTrue(e.getMessage().contains("nested deeper than " + ElementwiseExpr.MAX_DEPTH), e.getMessage());
     }
 
+    /** An expression need not read every input: an unread one still gives the output its shape (found by GraphFuzzTest). */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "%0 = elementwise(%x) {expr=\"0.5\"} : f32[3,5]",
+            "%0 = elementwise(%x, %y) {expr=\"exp($1)\"} : f32[3,5]",
+            "%0 = elementwise(%y, %x) {expr=\"add($0, 2.0)\"} : f32[3,5]"})
+    void expressionThatSkipsAnInputRuns(String node) {
+        Graph g = Verifier.verify(IrParser.parse("graph @e {\n  %x = input {name=\"x\"} : f32[3,5]\n  %y = input {name=\"y\"} : f32[5]\n  "
+                + node + "\n  return %0\n}\n"));
+        GraphChecks.compiledMatchesReference(g, 5, 1e-6);
+    }
+
     // --- accepted invalid IR
 
     @ParameterizedTest

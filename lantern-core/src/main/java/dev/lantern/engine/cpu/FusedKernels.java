@@ -50,7 +50,7 @@ public final class FusedKernels {
                     ? headAttention(a, k) : attention(a);
             case FUSED_NORM -> norm(a);
             case ELEMENTWISE_FUSED -> {
-                ElementwiseProgram p = ExprProgram.compile(ElementwiseExpr.parse(a.getString("expr", "")));
+                ElementwiseProgram p = ExprProgram.compile(ElementwiseExpr.parse(a.getString("expr", "")), n.inputs().size());
                 yield (in, out, ws) -> p.run(in, List.of(out));
             }
             default -> (in, out, ws) -> OpKernels.run(n, in, out);
