@@ -99,6 +99,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         List<Kernel> kernels = model.kernels();
         for (int i = 0; i < kernels.size(); i++) {
             Kernel k = kernels.get(i);
+            if (k.output().shape().numel() == 0) {
+                continue; // a zero-size value has nothing to compute
+            }
             List<View> in = new ArrayList<>(k.inputs().size());
             for (Operand o : k.inputs()) {
                 in.add(env.get(o.value()));

@@ -63,6 +63,25 @@ class FuzzFindingsTest {
         }
     }
 
+    /** Every op takes zero-size values: nothing to compute, an empty result (found by GraphFuzzTest for rope). */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "f32[1,0,0,4] | %0 = rope(%x) : f32[1,0,0,4]",
+            "f32[2,0,4]   | %0 = softmax(%x) {causal=true} : f32[2,0,4]",
+            "f32[3,0]     | %0 = softmax(%x) : f32[3,0]",
+            "f32[0,4]     | %0 = rms_norm(%x, %w) : f32[0,4]",
+            "f32[2,0]     | %0 = permute(%x) {perm=[1,0]} : f32[0,2]",
+            "f32[0,4]     | %0 = concat(%x, %x) {axis=0} : f32[0,4]"})
+    void zeroSizeValuesRunEverywhere(String xType, String node) {
+        String w = node.contains("norm") ? "  %w = param {name=\"w\"} : f32[4]\n" : "";
+        Graph g = Verifier.verify(IrParser.parse("graph @z {\n  %x = input {name=\"x\"} : " + xType + "\n" + w + "  " + node
+                + "\n  %1 = exp(%0) : " + node.substring(node.lastIndexOf(": ") + 2) + "\n  return %1\n}\n"));
+        GraphChecks.everyPassRoundTrips(g);
+        GraphChecks.compiledMatchesReference(g, 3, 0);
+        Map<String, Tensor> eager = new EagerExecutor().run(g, GraphChecks.sources(g, 3));
+        assertEquals(0, eager.get("1").numel());
+    }
+
     @Test
     void hugeInputIndexInAnExpressionIsATypedError() {
         Graph g = IrParser.parse("""
