@@ -82,6 +82,20 @@ class FuzzFindingsTest {
         assertEquals(0, eager.get("1").numel());
     }
 
+    /** canonicalize drops the identity cast, so the compiled graph returns %p: the result still comes back as %1 (found by GraphFuzzTest). */
+    @Test
+    void compiledOutputsKeepTheSourceNames() {
+        Graph g = Verifier.verify(IrParser.parse("""
+                graph @g {
+                  %p = param {name="p"} : f32[5]
+                  %1 = cast(%p) {to="f32"} : f32[5]
+                  %2 = exp(%p) : f32[5]
+                  return %1, %2
+                }
+                """));
+        GraphChecks.compiledMatchesReference(g, 9, 1e-6);
+    }
+
     @Test
     void hugeInputIndexInAnExpressionIsATypedError() {
         Graph g = IrParser.parse("""

@@ -38,7 +38,7 @@ class GraphFuzzTest {
     @FuzzTest(maxDuration = "30s")
     void fuzzGraphs(FuzzedDataProvider data) {
         boolean hostile = data.consumeBoolean();
-        long seed = data.consumeLong();
+        long seed = data.consumeInt();
         Graph g;
         try {
             g = RandomGraphs.build(data, hostile, 10);

@@ -19,14 +19,14 @@ import java.util.TreeMap;
  * a typed error, or everything downstream must take it.
  */
 public final class RandomGraphs {
-    private final FuzzedDataProvider data;
+    private final Draw data;
     private final boolean hostile;
     private final List<Node> nodes = new ArrayList<>();
     private final Map<String, TensorType> pool = new TreeMap<>();
     private int next;
 
     private RandomGraphs(FuzzedDataProvider data, boolean hostile) {
-        this.data = data;
+        this.data = new Draw(data);
         this.hostile = hostile;
     }
 
@@ -34,8 +34,8 @@ public final class RandomGraphs {
     public static Graph build(FuzzedDataProvider data, boolean hostile, int maxOps) {
         RandomGraphs r = new RandomGraphs(data, hostile);
         r.source(r.shape(1, 4), DType.F32);
-        int ops = data.consumeInt(1, maxOps);
-        for (int i = 0; i < ops && data.remainingBytes() > 0; i++) {
+        int ops = r.data.consumeInt(1, maxOps);
+        for (int i = 0; i < ops; i++) {
             r.step();
         }
         List<String> outs = new ArrayList<>();
@@ -43,7 +43,7 @@ public final class RandomGraphs {
             if (!n.op().isSource() || outs.isEmpty()) {
                 outs.add(n.name());
             }
-            if (outs.size() >= 1 + (data.consumeBoolean() ? 1 : 0)) {
+            if (outs.size() >= 1 + (r.data.consumeBoolean() ? 1 : 0)) {
                 break;
             }
         }
@@ -272,6 +272,42 @@ public final class RandomGraphs {
         return ElementwiseExpr.arity(fn) == 2
                 ? fn + "(" + expr(arity, depth + 1) + ", " + expr(arity, depth + 1) + ")"
                 : fn + "(" + expr(arity, depth + 1) + ")";
+    }
+
+    /**
+     * The fuzzer's bytes while they last, then a generator seeded from the first of them: a short
+     * input still makes a whole graph (libFuzzer starts with inputs of a few bytes), and the
+     * fuzzer's mutations of the leading bytes still steer the choices they feed.
+     */
+    private static final class Draw {
+        private final FuzzedDataProvider data;
+        private final java.util.SplittableRandom rest;
+
+        Draw(FuzzedDataProvider data) {
+            this.data = data;
+            this.rest = new java.util.SplittableRandom(data.remainingBytes() >= 8 ? data.consumeLong() : data.remainingBytes());
+        }
+
+        int consumeInt(int lo, int hi) {
+            return data.remainingBytes() > 0 ? data.consumeInt(lo, hi) : lo + (int) rest.nextLong((long) hi - lo + 1);
+        }
+
+        boolean consumeBoolean() {
+            return data.remainingBytes() > 0 ? data.consumeBoolean() : rest.nextBoolean();
+        }
+
+        long consumeLong() {
+            return data.remainingBytes() > 0 ? data.consumeLong() : rest.nextLong();
+        }
+
+        <T> T pickValue(java.util.Collection<T> from) {
+            List<T> l = List.copyOf(from);
+            return l.get(consumeInt(0, l.size() - 1));
+        }
+
+        <T> T pickValue(T[] from) {
+            return from[consumeInt(0, from.length - 1)];
+        }
     }
 
     // --- sources and nodes
