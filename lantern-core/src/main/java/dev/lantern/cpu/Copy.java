@@ -79,6 +79,9 @@ public final class Copy {
         int q = r - 1;
         int np = src.shape().dim(p);
         int nq = src.shape().dim(q);
+        if (src.numel() == 0) {
+            return; // zero-size: nothing to copy, and numel / (np·nq) would divide by zero
+        }
         long outer = src.numel() / ((long) np * nq);
         int tp = (np + TILE - 1) / TILE;
         int tq = (nq + TILE - 1) / TILE;

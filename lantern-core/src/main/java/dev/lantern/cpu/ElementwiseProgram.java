@@ -59,6 +59,15 @@ public record ElementwiseProgram(List<Step> steps, int registers, int inputs, in
             return regs++;
         }
 
+        /**
+         * Declares at least {@code n} inputs, read or not: an unread input still shapes the output by
+         * broadcasting (an {@code elementwise(%x) {expr="0.5"}} fills x's shape), and the caller passes it.
+         */
+        public Builder inputs(int n) {
+            inputs = Math.max(inputs, n);
+            return this;
+        }
+
         public int constant(float value) {
             steps.add(new Const(regs, value));
             return regs++;

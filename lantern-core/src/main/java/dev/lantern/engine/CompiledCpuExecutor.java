@@ -77,7 +77,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         return this;
     }
 
-    /** One forward: inputs by name; outputs by SSA name, as fresh dense tensors. */
+    /** One forward: inputs by name; outputs by the source graph's SSA names, as fresh dense tensors. */
     public Map<String, Tensor> run(Map<String, Tensor> inputs) {
         if (!bound_) {
             throw new LanternException("compiled: bind(parameters) before run(inputs)");
@@ -99,6 +99,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         List<Kernel> kernels = model.kernels();
         for (int i = 0; i < kernels.size(); i++) {
             Kernel k = kernels.get(i);
+            if (k.output().shape().numel() == 0) {
+                continue; // a zero-size value has nothing to compute
+            }
             List<View> in = new ArrayList<>(k.inputs().size());
             for (Operand o : k.inputs()) {
                 in.add(env.get(o.value()));
@@ -115,12 +118,15 @@ public final class CompiledCpuExecutor implements AutoCloseable {
                 throw e instanceof LanternException ? e : new LanternException("compiled: kernel " + k.name() + " (" + k.node() + "): " + e, e);
             }
         }
+        // Keyed by the source graph's output names: passes may rename a returned value (an identity
+        // cast dropped, a duplicate merged) but keep the outputs' positions.
         Map<String, Tensor> out = new LinkedHashMap<>();
-        for (String o : graph.outputs()) {
-            View v = env.get(o);
+        List<String> names = model.source().outputs();
+        for (int i = 0; i < graph.outputs().size(); i++) {
+            View v = env.get(graph.outputs().get(i));
             Tensor t = Tensor.allocate(v.dtype(), v.shape());
             Elementwise.copy(v, View.of(t));
-            out.put(o, t);
+            out.put(names.get(i), t);
         }
         return out;
     }

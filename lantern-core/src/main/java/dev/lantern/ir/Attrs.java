@@ -89,8 +89,16 @@ public record Attrs(SortedMap<String, Object> values) {
         return values.get(key) instanceof Number n ? n.longValue() : dflt;
     }
 
+    /** An integer attribute that must fit in an int (an axis, a bound): a wider value is a {@link TypeException}, never truncated. */
     public int getInt(String key, int dflt) {
-        return (int) getLong(key, dflt);
+        return toInt(key, getLong(key, dflt));
+    }
+
+    private static int toInt(String key, long v) {
+        if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+            throw new TypeException("attribute '" + key + "' = " + v + " is out of the int range");
+        }
+        return (int) v;
     }
 
     public double getDouble(String key, double dflt) {
@@ -112,7 +120,7 @@ public record Attrs(SortedMap<String, Object> values) {
         }
         int[] r = new int[l.size()];
         for (int i = 0; i < r.length; i++) {
-            r[i] = ((Long) l.get(i)).intValue();
+            r[i] = toInt(key, (Long) l.get(i));
         }
         return r;
     }

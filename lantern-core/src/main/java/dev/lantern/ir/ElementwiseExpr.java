@@ -9,15 +9,24 @@ import java.util.List;
  *
  * <pre>
  * expr := '$' int                      input i, broadcast to the output shape
- *       | number                       a scalar constant
+ *       | number | inf | -inf | nan    a scalar constant (the attribute spellings of non-finite values)
  *       | fn '(' expr (',' expr)* ')'  fn: add sub mul div neg exp tanh relu silu
  *                                          gelu_tanh gelu_erf cast_f32 cast_bf16 cast_f16
  * </pre>
+ *
+ * Expressions nest at most {@link #MAX_DEPTH} calls deep: the reader refuses deeper text with a
+ * {@link TypeException} instead of running out of stack, and fuse-elementwise never builds deeper.
  *
  * One primitive elementwise op becomes one {@code fn}; {@code gelu} keeps its form in the name and
  * {@code cast} its target, so the expression needs no attributes of its own.
  */
 public sealed interface ElementwiseExpr {
+    /** The deepest nesting of calls an expression may have; the tree walks below recurse this deep. */
+    int MAX_DEPTH = 256;
+
+    /** The most inputs an elementwise op may read ({@code $0} to {@code $MAX_INPUTS-1}). */
+    int MAX_INPUTS = 1 << 16;
+
     /** Input {@code index} of the fused op. */
     record In(int index) implements ElementwiseExpr {
         @Override
@@ -30,7 +39,7 @@ public sealed interface ElementwiseExpr {
     record Const(double value) implements ElementwiseExpr {
         @Override
         public String toString() {
-            return Double.toString(value);
+            return Attrs.format(value);
         }
     }
 
@@ -95,12 +104,27 @@ public sealed interface ElementwiseExpr {
         };
     }
 
+    /** The nesting depth: 0 for an input or constant, 1 + the deepest argument for a call. */
+    default int depth() {
+        return switch (this) {
+            case In i -> 0;
+            case Const c -> 0;
+            case Call c -> 1 + c.args().stream().mapToInt(ElementwiseExpr::depth).max().orElse(0);
+        };
+    }
+
     /** The number of function calls in the tree: the primitive ops that this expression fuses. */
     default int calls() {
         return switch (this) {
             case In i -> 0;
             case Const c -> 0;
-            case Call c -> 1 + c.args().stream().mapToInt(ElementwiseExpr::calls).sum();
+            case Call c -> {
+                int n = 1;
+                for (ElementwiseExpr a : c.args()) {
+                    n += a.calls();
+                }
+                yield n;
+            }
         };
     }
 
@@ -113,7 +137,21 @@ public sealed interface ElementwiseExpr {
         };
     }
 
+    /**
+     * The expression that {@code text} spells. Passes re-read the same {@code expr} attribute many
+     * times while fusing (every rule try, every type inference), so recent parses are kept; the
+     * trees are immutable and safe to share.
+     */
     static ElementwiseExpr parse(String text) {
+        ElementwiseExpr e = Cache.get(text);
+        if (e == null) {
+            e = read(text);
+            Cache.put(text, e);
+        }
+        return e;
+    }
+
+    private static ElementwiseExpr read(String text) {
         Reader r = new Reader(text);
         ElementwiseExpr e = r.expr();
         r.skip();
@@ -123,13 +161,39 @@ public sealed interface ElementwiseExpr {
         return e;
     }
 
+    /** The last few hundred parses, least recently used out first. */
+    final class Cache {
+        private static final int SIZE = 512;
+        private static final java.util.Map<String, ElementwiseExpr> MAP = new java.util.LinkedHashMap<>(SIZE, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(java.util.Map.Entry<String, ElementwiseExpr> eldest) {
+                return size() > SIZE;
+            }
+        };
+
+        private Cache() {}
+
+        static synchronized ElementwiseExpr get(String text) {
+            return MAP.get(text);
+        }
+
+        static synchronized void put(String text, ElementwiseExpr e) {
+            MAP.put(text, e);
+        }
+    }
+
     /** A recursive-descent reader of the grammar above. */
     final class Reader {
         private final String s;
         private int pos;
+        private int depth;
 
         private Reader(String s) {
             this.s = s;
+        }
+
+        private boolean continuesName(int at) {
+            return at < s.length() && (Character.isLetterOrDigit(s.charAt(at)) || s.charAt(at) == '_');
         }
 
         void skip() {
@@ -152,7 +216,27 @@ public sealed interface ElementwiseExpr {
                 if (start == pos) {
                     throw new TypeException("expected an input number after '$' in \"" + s + "\"");
                 }
-                return new In(Integer.parseInt(s.substring(start, pos)));
+                String digits = s.substring(start, pos);
+                if (pos - start > 6 || Integer.parseInt(digits) >= MAX_INPUTS) {
+                    throw new TypeException("input $" + digits + " is past the limit of " + MAX_INPUTS + " inputs in \"" + s + "\"");
+                }
+                return new In(Integer.parseInt(digits));
+            }
+            if (s.startsWith("-inf", pos) && !continuesName(pos + 4)) {
+                pos += 4;
+                return new Const(Double.NEGATIVE_INFINITY);
+            }
+            if ((s.startsWith("inf", pos) || s.startsWith("nan", pos)) && !continuesName(pos + 3)) {
+                // no function is called inf or nan, so "nan(" falls through to the call path's error
+                int after = pos + 3;
+                while (after < s.length() && s.charAt(after) == ' ') {
+                    after++;
+                }
+                if (after >= s.length() || s.charAt(after) != '(') {
+                    boolean inf = s.charAt(pos) == 'i';
+                    pos += 3;
+                    return new Const(inf ? Double.POSITIVE_INFINITY : Double.NaN);
+                }
             }
             if (Character.isDigit(c) || c == '-' || c == '.') {
                 int start = pos;
@@ -175,11 +259,15 @@ public sealed interface ElementwiseExpr {
                 throw new TypeException("expected fn(...) at '" + s.substring(start) + "' in \"" + s + "\"");
             }
             pos++;
+            if (++depth > MAX_DEPTH) {
+                throw new TypeException("elementwise expression nested deeper than " + MAX_DEPTH + " calls (at offset " + start + ")");
+            }
             List<ElementwiseExpr> args = new ArrayList<>();
             do {
                 args.add(expr());
                 skip();
             } while (pos < s.length() && s.charAt(pos) == ',' && ++pos > 0);
+            depth--;
             if (pos >= s.length() || s.charAt(pos) != ')') {
                 throw new TypeException("expected ')' in \"" + s + "\"");
             }

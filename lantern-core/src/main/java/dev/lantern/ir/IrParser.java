@@ -241,7 +241,11 @@ public final class IrParser {
             }
             layout = Layout.strided(strides.stream().mapToLong(Long::longValue).toArray());
         }
-        return new TensorType(dtype, Shape.of(shape), layout);
+        try {
+            return new TensorType(dtype, Shape.of(shape), layout);
+        } catch (TypeException e) {
+            throw new ParseException(l, c, e.getMessage());
+        }
     }
 
     // --- lexical helpers

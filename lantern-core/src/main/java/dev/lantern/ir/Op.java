@@ -26,7 +26,7 @@ public enum Op {
     DIV("div", OpKind.ELEMENTWISE, 2, 2, TypeRules::broadcast,
             "%2 = div(%0, %1) : f32[2,128,256]"),
     GELU("gelu", OpKind.ELEMENTWISE, 1, 1, TypeRules::floating,
-            "%1 = gelu(%0) {approximate=\"tanh\"} : f32[2,128,1024]", "approximate:s=tanh"),
+            "%1 = gelu(%0) {approximate=\"tanh\"} : f32[2,128,1024]", "approximate:s(none|tanh)=tanh"),
     RELU("relu", OpKind.ELEMENTWISE, 1, 1, TypeRules::floating,
             "%1 = relu(%0) : f32[2,128,1024]"),
     SILU("silu", OpKind.ELEMENTWISE, 1, 1, TypeRules::floating,
@@ -82,7 +82,7 @@ public enum Op {
      */
     GEMM("gemm", OpKind.COMPOSITE, 2, 5, TypeRules::gemm,
             "%4 = gemm(%0, %1, %2, %3) {act=\"gelu_tanh\", bias=true} : f32[2,128,1024]",
-            "act:s=none", "bias:b=false", "transpose_a:b=false", "transpose_b:b=false", "out:s"),
+            "act:s(none|gelu_tanh|gelu_erf|relu|silu)=none", "bias:b=false", "transpose_a:b=false", "transpose_b:b=false", "out:s"),
     /**
      * rms_norm / layer_norm of {@code x (+ residual)} over the last axis, statistics in f32: inputs x,
      * the residual when {@code residual=true}, the weight, then the bias for {@code kind="layer"}.
@@ -90,7 +90,7 @@ public enum Op {
      */
     FUSED_NORM("fused_norm", OpKind.COMPOSITE, 2, 4, TypeRules::fusedNorm,
             "%3 = fused_norm(%0, %1, %2) {eps=1.0E-6, kind=\"rms\", residual=true} : f32[2,128,256]",
-            "kind:s!", "eps:f!", "residual:b=false", "out:s"),
+            "kind:s(rms|layer)!", "eps:f!", "residual:b=false", "out:s"),
     /** A chain of elementwise ops in one pass over memory; {@code expr} is an {@link ElementwiseExpr} over the inputs. */
     ELEMENTWISE_FUSED("elementwise", OpKind.ELEMENTWISE, 1, Integer.MAX_VALUE, TypeRules::elementwise,
             "%3 = elementwise(%0, %1, %2) {expr=\"gelu_tanh(add($0, mul($1, $2)))\"} : f32[2,128,1024]", "expr:s!");

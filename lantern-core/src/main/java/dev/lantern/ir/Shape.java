@@ -2,20 +2,38 @@ package dev.lantern.ir;
 
 import java.util.Arrays;
 
-/** A static tensor shape. Immutable: the array is copied in and never exposed. */
+/**
+ * A static tensor shape. Immutable: the array is copied in and never exposed. Every dimension is
+ * &gt;= 0 (zero-size tensors are legal, as in ONNX and PyTorch) and the element count fits in a
+ * long; anything else is a {@link TypeException}, so no caller multiplies its way into an overflow.
+ */
 public final class Shape {
     private final int[] dims;
+    private final long numel;
 
     private Shape(int[] dims) {
         this.dims = dims;
+        long n = 1;
+        boolean empty = false;
+        for (int d : dims) {
+            if (d < 0) {
+                throw new TypeException("negative dimension in " + Arrays.toString(dims));
+            }
+            empty |= d == 0;
+        }
+        if (!empty) {
+            try {
+                for (int d : dims) {
+                    n = Math.multiplyExact(n, d);
+                }
+            } catch (ArithmeticException e) {
+                throw new TypeException("the element count of " + Arrays.toString(dims) + " overflows 64 bits");
+            }
+        }
+        this.numel = empty ? 0 : n;
     }
 
     public static Shape of(int... dims) {
-        for (int d : dims) {
-            if (d < 0) {
-                throw new IllegalArgumentException("negative dimension in " + Arrays.toString(dims));
-            }
-        }
         return new Shape(dims.clone());
     }
 
@@ -37,11 +55,7 @@ public final class Shape {
     }
 
     public long numel() {
-        long n = 1;
-        for (int d : dims) {
-            n *= d;
-        }
-        return n;
+        return numel;
     }
 
     /** Product of all dimensions but the last: the number of rows of a row-wise op. */

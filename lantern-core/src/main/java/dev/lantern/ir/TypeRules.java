@@ -181,7 +181,7 @@ final class TypeRules {
         sameDtype(in);
         Shape x = in.getFirst().shape();
         int ax = axis(a.getInt("axis", 0), x.rank());
-        int total = 0;
+        long total = 0;
         for (TensorType t : in) {
             Shape s = t.shape();
             if (s.rank() != x.rank()) {
@@ -194,7 +194,10 @@ final class TypeRules {
             }
             total += s.dim(ax);
         }
-        return TensorType.of(in.getFirst().dtype(), x.withDim(ax, total));
+        if (total > Integer.MAX_VALUE) {
+            throw new TypeException("concat along axis " + ax + " gives " + total + ", past the dimension limit " + Integer.MAX_VALUE);
+        }
+        return TensorType.of(in.getFirst().dtype(), x.withDim(ax, (int) total));
     }
 
     /** q (b, h, s, d), k (b, h, t, d), v (b, h, t, e) -> (b, h, s, e), or that permuted by {@code out_perm}. */
@@ -233,16 +236,17 @@ final class TypeRules {
         return outDtype(mm, a);
     }
 
-    /** x (..., D) [+ residual of x's shape]; weight (D); bias (D) when kind="layer". */
+    /** x (..., D) [+ residual of x's shape]; weight (D); for kind="layer" a bias (D) when layer_norm had one. */
     static TensorType fusedNorm(List<TensorType> in, Attrs a) {
         String kind = a.getString("kind", "");
         boolean res = a.getBool("residual", false);
-        int want = 2 + (res ? 1 : 0) + (kind.equals("layer") ? 1 : 0);
+        int want = 2 + (res ? 1 : 0);
         if (!kind.equals("rms") && !kind.equals("layer")) {
             throw new TypeException("fused_norm kind must be \"rms\" or \"layer\", found \"" + kind + "\"");
         }
-        if (in.size() != want) {
-            throw new TypeException("fused_norm {kind=\"" + kind + "\", residual=" + res + "} takes " + want + " inputs, found " + in.size());
+        if (in.size() != want && !(kind.equals("layer") && in.size() == want + 1)) {
+            throw new TypeException("fused_norm {kind=\"" + kind + "\", residual=" + res + "} takes " + want
+                    + (kind.equals("layer") ? " or " + (want + 1) + " (with a bias)" : "") + " inputs, found " + in.size());
         }
         TensorType x = in.getFirst();
         requireFloat(x, "input");

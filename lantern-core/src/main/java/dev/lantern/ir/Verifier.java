@@ -53,6 +53,9 @@ public final class Verifier {
             throw new VerifyException(where, n, op.text() + " writes contiguous outputs, but the type says " + declared);
         }
         if (op.isSource()) {
+            if (!declared.layout().isContiguous()) {
+                checkSourceStrides(n, where);
+            }
             return;
         }
         List<TensorType> ins = g.inputTypes(n);
@@ -64,6 +67,61 @@ public final class Verifier {
         }
         if (inferred.dtype() != declared.dtype() || !inferred.shape().equals(declared.shape())) {
             throw new VerifyException(where, n, "expected result type " + inferred + ", found " + declared);
+        }
+        if (!declared.layout().isContiguous()) {
+            checkViewStrides(n, ins.getFirst(), where);
+        }
+    }
+
+    /**
+     * A strided source is memory the caller hands over (a transposed weight, say): its strides must
+     * not make two elements share an address. Sorted by stride, each axis of extent &gt; 1 must step
+     * past everything the axes below it cover.
+     */
+    private static void checkSourceStrides(Node n, String where) {
+        Shape shape = n.type().shape();
+        long[] st = n.type().layout().strides(shape);
+        List<Integer> axes = new java.util.ArrayList<>();
+        for (int i = 0; i < st.length; i++) {
+            if (st[i] < 0) {
+                throw new VerifyException(where, n, "negative strides " + n.type().layout() + " are not supported");
+            }
+            if (shape.dim(i) > 1) {
+                axes.add(i);
+            }
+        }
+        axes.sort((a, b) -> Long.compare(st[a], st[b]));
+        long covered = 1;
+        for (int a : axes) {
+            if (st[a] < covered) {
+                throw new VerifyException(where, n, "strides " + n.type().layout() + " make elements of " + shape + " overlap");
+            }
+            covered = Math.multiplyHigh(st[a], shape.dim(a)) != 0 ? Long.MAX_VALUE : st[a] * shape.dim(a);
+        }
+    }
+
+    /**
+     * A strided view must have the strides its producer gives it: a permute or transpose reorders its
+     * input's strides; reshape and slice are views only of contiguous memory and write contiguous types.
+     * Anything else would let a consumer read memory that is not there.
+     */
+    private static void checkViewStrides(Node n, TensorType in, String where) {
+        int[] perm = switch (n.op()) {
+            case PERMUTE -> n.attrs().getInts("perm");
+            case TRANSPOSE -> Shape.transposePerm(in.shape().rank(), n.attrs().getInt("dim0", 0), n.attrs().getInt("dim1", 0));
+            default -> null;
+        };
+        if (perm == null) {
+            throw new VerifyException(where, n, n.op().text() + " gives a contiguous result; strides " + n.type().layout()
+                    + " are not what it makes");
+        }
+        long[] src = in.layout().strides(in.shape());
+        long[] got = n.type().layout().strides(n.type().shape());
+        for (int i = 0; i < perm.length; i++) {
+            if (n.type().shape().dim(i) > 1 && got[i] != src[perm[i]]) {
+                throw new VerifyException(where, n, "strides " + n.type().layout() + " are not those of a " + n.op().text()
+                        + " of " + in + " (axis " + i + " has stride " + src[perm[i]] + ")");
+            }
         }
     }
 

@@ -132,7 +132,10 @@ public final class KernelLowering {
         int m = out.dim(-2);
         int nn = out.dim(-1);
         int k = ta ? a.shape().dim(-2) : a.shape().dim(-1);
-        long batch = out.numel() / ((long) m * nn);
+        long batch = 1; // the product of the leading dims, not numel / (m·n): m or n may be 0
+        for (int i = 0; i < out.rank() - 2; i++) {
+            batch *= out.dim(i);
+        }
         boolean bias = n.attrs().getBool("bias", false);
         String act = n.attrs().getString("act", "none");
         int residuals = n.inputs().size() - 2 - (bias ? 1 : 0);

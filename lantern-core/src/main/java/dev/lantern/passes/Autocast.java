@@ -83,7 +83,7 @@ public final class Autocast implements Pass {
         List<Node> out = new ArrayList<>();
         List<String> ins = new ArrayList<>();
         for (String v : n.inputs()) {
-            if (cx.graph().type(v).dtype() == inner) {
+            if (cx.type(v).dtype() == inner) {
                 ins.add(v);
             } else {
                 Node c = Build.cast(cx, v, inner);
@@ -110,7 +110,7 @@ public final class Autocast implements Pass {
             return null;
         }
         Node v = cx.in(n, 0);
-        boolean view = v.op() == Op.PERMUTE || (v.op() == Op.RESHAPE && cx.graph().type(v.input(0)).layout().isContiguous());
+        boolean view = v.op() == Op.PERMUTE || (v.op() == Op.RESHAPE && cx.type(v.input(0)).layout().isContiguous());
         if (!view || !cx.onlyUsedBy(v.name(), n) || cx.producer(v.input(0)).op() == Op.PARAM) {
             return null;
         }
@@ -123,7 +123,7 @@ public final class Autocast implements Pass {
         if (mid == null) {
             return null;
         }
-        DType src = cx.graph().type(mid.input(0)).dtype();
+        DType src = cx.type(mid.input(0)).dtype();
         return src == n.type().dtype() && mid.type().dtype() == DType.F32 ? Rewrite.alias(mid.input(0)) : null;
     }
 }

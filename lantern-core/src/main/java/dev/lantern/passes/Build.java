@@ -16,7 +16,7 @@ final class Build {
 
     /** A new node with a fresh name and the type that the op's rule infers. */
     static Node fresh(RewriteContext cx, Op op, Attrs attrs, List<String> inputs) {
-        TensorType t = op.infer(inputs.stream().map(cx.graph()::type).toList(), attrs);
+        TensorType t = op.infer(inputs.stream().map(cx::type).toList(), attrs);
         return new Node(cx.fresh(), op, inputs, attrs, t);
     }
 
@@ -27,7 +27,7 @@ final class Build {
     }
 
     private static TensorType typeOf(RewriteContext cx, String v) {
-        return cx.graph().type(v);
+        return cx.type(v);
     }
 
     static Node cast(RewriteContext cx, String value, DType to) {

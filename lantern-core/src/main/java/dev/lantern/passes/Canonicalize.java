@@ -69,15 +69,8 @@ public final class Canonicalize implements Pass {
                 if (n.op() == Op.INPUT || n.op() == Op.PARAM) {
                     return null;
                 }
-                for (Node m : cx.graph().nodes()) {
-                    if (m == n) {
-                        return null;
-                    }
-                    if (m.op() == n.op() && m.inputs().equals(n.inputs()) && m.attrs().equals(n.attrs()) && m.type().equals(n.type())) {
-                        return Rewrite.alias(m.name());
-                    }
-                }
-                return null;
+                Node m = cx.earlierTwin(n);
+                return m == null ? null : Rewrite.alias(m.name());
             }));
 
     @Override

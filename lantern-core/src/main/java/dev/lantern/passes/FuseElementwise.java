@@ -21,21 +21,34 @@ import java.util.List;
  *       and g does not round to bf16/f16 (a narrowing cast stays at an expression's root, the store)
  *   elementwise(.., c, ..) -> expr with c inlined   (c a scalar constant)
  * </pre>
+ * A merge that would make an expression of more than {@link #MAX_CALLS} ops is not made.
  * Bytes saved per merge: the intermediate written once and read once, 2·|g|; there is no
  * recompute, so every match saves. Runs after the GEMM and norm fusions so that epilogues and
  * prologues take their elementwise neighbours first; what is left here has no better home.
  */
 public final class FuseElementwise implements Pass {
+    /**
+     * The most primitive ops one fused expression takes. A chain longer than this becomes several
+     * fused ops, each one pass over memory: past a few dozen ops a kernel is compute-bound anyway,
+     * and the bound keeps each merge O(1) (so fusing a chain of n ops O(n)) and every expression
+     * far inside {@link ElementwiseExpr#MAX_DEPTH}.
+     */
+    static final int MAX_CALLS = 64;
+
     static final List<Rule> RULES = List.of(
             Rule.of("elementwise-chain", (n, cx) -> {
-                if (!n.op().isElementwise()) {
+                if (!fusible(n)) {
                     return null;
                 }
+                ElementwiseExpr self = null;
                 for (int i = 0; i < n.inputs().size(); i++) {
                     Node p = cx.in(n, i);
-                    if (p.op().isElementwise() && cx.onlyUsedBy(p.name(), n) && p.type().shape().equals(n.type().shape())
-                            && !narrows(expr(p)) && uses(expr(n), i) == 1) {
-                        return Rewrite.to(merge(n, i, p, cx));
+                    if (fusible(p) && cx.onlyUsedBy(p.name(), n) && p.type().shape().equals(n.type().shape())) {
+                        self = self == null ? expr(n) : self;
+                        ElementwiseExpr pe = expr(p);
+                        if (!narrows(pe) && uses(self, i) == 1 && self.calls() + pe.calls() <= MAX_CALLS) {
+                            return Rewrite.to(merge(n, i, p, cx));
+                        }
                     }
                 }
                 return null;
@@ -99,6 +112,11 @@ public final class FuseElementwise implements Pass {
             k = ins.size() - 1;
         }
         return k;
+    }
+
+    /** Whether {@code n} has an expression form: elementwise, and no cast to an integer type (the expression language computes floats). */
+    private static boolean fusible(Node n) {
+        return n.op().isElementwise() && n.type().dtype().isFloating();
     }
 
     /** How many times the expression reads input {@code i}: more than once would recompute its producer. */

@@ -63,7 +63,8 @@ public final class FuseGemmEpilogue implements Pass {
         return List.of(
             Rule.of("matmul-to-gemm", (n, cx) -> n.op() == Op.MATMUL ? Rewrite.to(new Node(n.name(), Op.GEMM, n.inputs(), n.attrs(), n.type())) : null),
             Rule.of("cast-into-gemm", (n, cx) -> {
-                Node g = n.op() == Op.CAST ? single(n, 0, cx) : null;
+                // only to a float: the epilogue rounds the f32 accumulator, it does not convert to integers
+                Node g = n.op() == Op.CAST && n.type().dtype().isFloating() ? single(n, 0, cx) : null;
                 return g == null ? null : Rewrite.to(Build.named(cx, n.name(), Op.GEMM, g.attrs().with("out", n.type().dtype().text()), g.inputs()));
             }),
             Rule.of("bias-into-gemm", (n, cx) -> {
@@ -94,7 +95,7 @@ public final class FuseGemmEpilogue implements Pass {
                 for (int side = 0; side < 2 && n.op() == Op.ADD; side++) {
                     Node g = single(n, side, cx);
                     Node s = cx.in(n, 1 - side, Op.ADD);
-                    if (g != null && residuals(g) == 0 && s != null && !(streamInGemm && feedsNorm(s, cx))
+                    if (g != null && residuals(g) == 0 && s != null && !(streamInGemm && feedsNorm(s, cx)) && keepsShape(g, n)
                             && sumDies(s, n, cx) && sameType(cx, n, s.input(0), s.input(1))) {
                         return Rewrite.to(withResiduals(cx, n, g, s.input(0), s.input(1)));
                     }
@@ -108,7 +109,7 @@ public final class FuseGemmEpilogue implements Pass {
                 for (int side = 0; side < 2 && n.op() == Op.ADD; side++) {
                     Node g = single(n, side, cx);
                     String r = n.input(1 - side);
-                    if (g != null && residuals(g) < 2 && sameType(cx, n, r)) {
+                    if (g != null && residuals(g) < 2 && keepsShape(g, n) && sameType(cx, n, r)) {
                         return Rewrite.to(withResiduals(cx, n, g, r));
                     }
                 }
@@ -151,9 +152,17 @@ public final class FuseGemmEpilogue implements Pass {
         return g.inputs().size() - 2 - (g.attrs().getBool("bias", false) ? 1 : 0);
     }
 
+    /**
+     * Whether the add {@code n} has the gemm's own shape: an add that broadcasts the product up
+     * (f32[4,8] + f32[2,4,8]) writes more than the gemm does, so its residual cannot go in the epilogue.
+     */
+    private static boolean keepsShape(Node g, Node n) {
+        return g.type().shape().equals(n.type().shape()) && g.type().dtype() == n.type().dtype();
+    }
+
     private static boolean sameType(RewriteContext cx, Node n, String... values) {
         for (String v : values) {
-            if (!cx.graph().type(v).shape().equals(n.type().shape()) || cx.graph().type(v).dtype() != n.type().dtype()) {
+            if (!cx.type(v).shape().equals(n.type().shape()) || cx.type(v).dtype() != n.type().dtype()) {
                 return false;
             }
         }

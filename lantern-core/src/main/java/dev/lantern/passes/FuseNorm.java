@@ -16,8 +16,8 @@ import java.util.List;
  * a fixed point):
  * <pre>
  *   rms_norm(add(x, r), w)            -> fused_norm(x, r, w) {kind="rms", residual=true}
- *   layer_norm(add(x, r), w, b)       -> fused_norm(x, r, w, b) {kind="layer", residual=true}
- *   cast(norm(...)) {to=d}            -> fused_norm(...) {out=d}
+ *   layer_norm(add(x, r), w[, b])     -> fused_norm(x, r, w[, b]) {kind="layer", residual=true}
+ *   cast(norm(...)) {to=d}            -> fused_norm(...) {out=d}   (d a float; the norm stores floats)
  *   norm(.., cast(y {bf16}) {to=f32}, ..) -> fused_norm(.., y, ..)  (a widening cast is exact; the
  *                                        norm reads any float storage and computes in f32 anyway)
  *   softmax(mul(x, c)) {scale=s}      -> softmax(x) {scale=s·c}     (c a scalar constant; div too)
@@ -39,7 +39,7 @@ public final class FuseNorm implements Pass {
                 }
                 String x = s.input(0);
                 String r = s.input(1);
-                if (!cx.graph().type(x).shape().equals(s.type().shape()) || !cx.graph().type(r).shape().equals(s.type().shape())) {
+                if (!cx.type(x).shape().equals(s.type().shape()) || !cx.type(r).shape().equals(s.type().shape())) {
                     return null;
                 }
                 List<String> ins = new ArrayList<>(List.of(x, r));
@@ -47,7 +47,7 @@ public final class FuseNorm implements Pass {
                 return Rewrite.to(Build.named(cx, n.name(), Op.FUSED_NORM, normAttrs(n).with("residual", true), ins));
             }),
             Rule.of("cast-into-norm", (n, cx) -> {
-                Node m = n.op() == Op.CAST ? cx.in(n, 0) : null;
+                Node m = n.op() == Op.CAST && n.type().dtype().isFloating() ? cx.in(n, 0) : null;
                 if (m == null || (m.op() != Op.RMS_NORM && m.op() != Op.LAYER_NORM && m.op() != Op.FUSED_NORM) || !cx.onlyUsedBy(m.name(), n)) {
                     return null;
                 }
@@ -61,7 +61,7 @@ public final class FuseNorm implements Pass {
                 for (int i = 0; i < n.inputs().size(); i++) {
                     Node c = cx.in(n, i, Op.CAST);
                     if (c != null && cx.onlyUsedBy(c.name(), n) && c.type().dtype() == DType.F32
-                            && cx.graph().type(c.input(0)).dtype().isFloating() && cx.graph().type(c.input(0)).dtype().bytes() < 4) {
+                            && cx.type(c.input(0)).dtype().isFloating() && cx.type(c.input(0)).dtype().bytes() < 4) {
                         List<String> ins = new ArrayList<>(n.inputs());
                         ins.set(i, c.input(0));
                         Attrs a = (n.op() == Op.FUSED_NORM ? n.attrs() : normAttrs(n)).with("out", n.type().dtype().text());
@@ -77,7 +77,7 @@ public final class FuseNorm implements Pass {
                 }
                 for (int side = 0; side < (m.op() == Op.MUL ? 2 : 1); side++) {
                     Node c = cx.in(m, 1 - side);
-                    if (Build.isScalarConstant(c) && cx.graph().type(m.input(side)).shape().equals(m.type().shape())) {
+                    if (Build.isScalarConstant(c) && cx.type(m.input(side)).shape().equals(m.type().shape())) {
                         double v = c.attrs().getDouble("value", 1.0);
                         double scale = n.attrs().getDouble("scale", 1.0) * (m.op() == Op.MUL ? v : 1 / v);
                         return Rewrite.to(Build.named(cx, n.name(), Op.SOFTMAX, n.attrs().with("scale", scale), List.of(m.input(side))));

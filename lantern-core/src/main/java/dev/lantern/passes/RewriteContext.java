@@ -3,27 +3,26 @@ package dev.lantern.passes;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.ir.TensorType;
 
 import java.util.List;
-import java.util.Map;
 
 /**
  * What a rule may ask about the graph around the node it looks at: producers, users, whether a
  * value is returned, and fresh SSA names for the nodes it builds.
  */
 public final class RewriteContext {
-    private final Graph graph;
-    private final Map<String, List<Node>> users;
+    private final WorkGraph graph;
     private final NameSource names;
 
-    RewriteContext(Graph graph, NameSource names) {
+    RewriteContext(WorkGraph graph, NameSource names) {
         this.graph = graph;
-        this.users = graph.users();
         this.names = names;
     }
 
-    public Graph graph() {
-        return graph;
+    /** The type of {@code value}. */
+    public TensorType type(String value) {
+        return graph.node(value).type();
     }
 
     /** The node that defines {@code value}. */
@@ -42,19 +41,23 @@ public final class RewriteContext {
         return p != null && p.op() == op ? p : null;
     }
 
+    /** The readers of {@code value}, in graph order. */
     public List<Node> users(String value) {
-        return users.getOrDefault(value, List.of());
+        return graph.users(value);
     }
 
     /** Whether {@code value} is read only by {@code reader} (once) and is not a graph output. */
     public boolean onlyUsedBy(String value, Node reader) {
-        List<Node> u = users(value);
-        return !graph.outputs().contains(value) && u.size() == 1 && u.getFirst().name().equals(reader.name())
-                && reader.inputs().stream().filter(value::equals).count() == 1;
+        return !graph.isOutput(value) && graph.distinctUsers(value) == 1 && graph.reads(value, reader.name()) == 1;
     }
 
     public boolean isOutput(String value) {
-        return graph.outputs().contains(value);
+        return graph.isOutput(value);
+    }
+
+    /** The first node above {@code n} that has its op, inputs, attributes and type: a common subexpression. */
+    public Node earlierTwin(Node n) {
+        return graph.earlierTwin(n);
     }
 
     /** A name not used anywhere in the graph. */

@@ -38,7 +38,7 @@ final class CompositeRef {
         int w = res ? 2 : 1;
         double eps = a.getDouble("eps", 1e-6);
         RefTensor y = a.getString("kind", "rms").equals("rms") ? RefOps.rmsNorm(h, in.get(w), eps)
-                : RefOps.layerNorm(h, in.get(w), in.get(w + 1), eps);
+                : RefOps.layerNorm(h, in.get(w), in.size() > w + 1 ? in.get(w + 1) : null, eps);
         return rounded(y, a);
     }
 

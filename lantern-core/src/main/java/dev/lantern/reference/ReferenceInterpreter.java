@@ -44,7 +44,9 @@ public final class ReferenceInterpreter {
                 in.add(env.get(name));
             }
             try {
-                env.put(n.name(), eval(n, in, inputsAndParams));
+                // a zero-size value has nothing to compute (and row counts of zero would divide by zero)
+                boolean empty = n.type().shape().numel() == 0 && !n.op().isSource();
+                env.put(n.name(), empty ? RefTensor.zeros(n.type().shape()) : eval(n, in, inputsAndParams));
             } catch (RuntimeException e) {
                 if (e instanceof LanternException) {
                     throw e;

@@ -59,6 +59,6 @@ class FusionOpsTest {
         assertTrue(e.getMessage().contains("reads $1 but the op has 1 inputs"), e.getMessage());
         e = assertThrows(LanternException.class,
                 () -> Verifier.verify(withInputs(ins, "%0 = fused_norm(%a, %c) {eps=1.0E-5, kind=\"batch\"} : f32[8,16]", "0")));
-        assertTrue(e.getMessage().contains("kind must be \"rms\" or \"layer\""), e.getMessage());
+        assertTrue(e.getMessage().contains("'kind' of fused_norm must be one of \"rms\", \"layer\""), e.getMessage());
     }
 }

@@ -24,9 +24,9 @@ public final class ExprProgram {
     private static final Map<String, BinaryFn> BINARY = Map.of(
             "add", BinaryFn.ADD, "sub", BinaryFn.SUB, "mul", BinaryFn.MUL, "div", BinaryFn.DIV);
 
-    /** A program with {@code inputs} loads and one store of the expression's value to output 0. */
-    public static ElementwiseProgram compile(ElementwiseExpr e) {
-        ElementwiseProgram.Builder b = ElementwiseProgram.builder();
+    /** A program over {@code inputs} inputs (the op's, whether the expression reads each or not) and one store to output 0. */
+    public static ElementwiseProgram compile(ElementwiseExpr e, int inputs) {
+        ElementwiseProgram.Builder b = ElementwiseProgram.builder().inputs(inputs);
         b.store(emit(e, b), 0);
         return b.build();
     }

@@ -50,7 +50,7 @@ public final class FusedKernels {
                     ? headAttention(a, k) : attention(a);
             case FUSED_NORM -> norm(a);
             case ELEMENTWISE_FUSED -> {
-                ElementwiseProgram p = ExprProgram.compile(ElementwiseExpr.parse(a.getString("expr", "")));
+                ElementwiseProgram p = ExprProgram.compile(ElementwiseExpr.parse(a.getString("expr", "")), n.inputs().size());
                 yield (in, out, ws) -> p.run(in, List.of(out));
             }
             default -> (in, out, ws) -> OpKernels.run(n, in, out);
@@ -127,7 +127,7 @@ public final class FusedKernels {
             if (rms) {
                 Norm.rmsNorm(in.get(0), residual, in.get(w), eps, out, null);
             } else {
-                Norm.layerNorm(in.get(0), residual, in.get(w), in.get(w + 1), eps, out, null);
+                Norm.layerNorm(in.get(0), residual, in.get(w), in.size() > w + 1 ? in.get(w + 1) : null, eps, out, null);
             }
         };
     }

@@ -1,0 +1,105 @@
+package dev.lantern.ir;
+
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledCpuExecutor;
+import dev.lantern.engine.CompiledModel;
+import dev.lantern.engine.Compiler;
+import dev.lantern.engine.Pipeline;
+import dev.lantern.passes.Passes;
+import dev.lantern.reference.RefTensor;
+import dev.lantern.reference.ReferenceInterpreter;
+import dev.lantern.tensor.Philox;
+import dev.lantern.tensor.Tensor;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What the fuzz target and the regression tests check of a graph: passes round-trip, and the compiled CPU run is right. */
+public final class GraphChecks {
+    private GraphChecks() {}
+
+    /**
+     * Runs every registered pass alone and the standard pipeline (f32 and bf16 AMP); each result
+     * verifies and prints to text that parses back to the same text. A pass may refuse the graph
+     * only with a {@link LanternException}, which is rethrown for the caller to judge.
+     */
+    public static void everyPassRoundTrips(Graph g) {
+        for (String name : Passes.all().keySet()) {
+            roundTrips(name, Passes.byName(name).run(g));
+        }
+        roundTrips("standard", Pipeline.standard(CompileOptions.defaults()).run(g));
+        roundTrips("standard bf16", Pipeline.standard(CompileOptions.defaults().withAmp(CompileOptions.Amp.BF16)).run(g));
+    }
+
+    public static void roundTrips(String what, Graph g) {
+        String printed = IrPrinter.print(g);
+        Graph back = IrParser.parse(printed);
+        Verifier.verify(back, "re-parse after " + what);
+        assertEquals(printed, IrPrinter.print(back), "print -> parse -> print after " + what);
+    }
+
+    /** Seeded normal values for every input and parameter, by name. */
+    public static Map<String, Tensor> sources(Graph g, long seed) {
+        Map<String, Tensor> m = new HashMap<>();
+        for (Node n : g.nodes()) {
+            if (n.op() == Op.INPUT || n.op() == Op.PARAM) {
+                String key = n.attrs().getString("name", n.name());
+                m.put(key, Philox.normal(Tensor.allocate(n.type().contiguous()), Philox.key(seed, key), 1f));
+            }
+        }
+        return m;
+    }
+
+    /**
+     * Compiles {@code g} for the CPU, runs it on an arena poisoned first and compares every output
+     * with the float64 reference: relative error within {@code tol}, non-finite values where the
+     * reference has them. Returns the largest relative error.
+     */
+    public static double compiledMatchesReference(Graph g, long seed, double tol) {
+        Map<String, Tensor> all = sources(g, seed);
+        Map<String, RefTensor> ref = ReferenceInterpreter.run(g, all);
+        CompiledModel cm = Compiler.compile(g, CompileOptions.defaults());
+        Map<String, Tensor> params = new HashMap<>();
+        Map<String, Tensor> inputs = new HashMap<>();
+        for (Node n : g.nodes()) {
+            String key = n.attrs().getString("name", n.name());
+            if (n.op() == Op.PARAM) {
+                params.put(key, all.get(key));
+            } else if (n.op() == Op.INPUT) {
+                inputs.put(key, all.get(key));
+            }
+        }
+        double worst = 0;
+        try (CompiledCpuExecutor x = new CompiledCpuExecutor(cm).bind(params)) {
+            x.poisonArena();
+            Map<String, Tensor> out = x.run(inputs);
+            for (String o : g.outputs()) {
+                double e = relErr(out.get(o), ref.get(o), "%" + o);
+                assertTrue(e <= tol, "%" + o + ": relative error " + e + " > " + tol + " (seed " + seed + ")\n" + g);
+                worst = Math.max(worst, e);
+            }
+        }
+        return worst;
+    }
+
+    private static double relErr(Tensor got, RefTensor want, String what) {
+        assertEquals(want.data().length, got.numel(), what + " element count");
+        double num = 0;
+        double den = 0;
+        for (int i = 0; i < want.data().length; i++) {
+            double w = want.data()[i];
+            double o = got.get(i);
+            if (!Double.isFinite(w) || !Double.isFinite(o)) {
+                assertTrue(Double.compare(w, o) == 0 || Double.isNaN(w) && Double.isNaN(o),
+                        what + "[" + i + "]: " + o + " where the reference has " + w);
+                continue;
+            }
+            num += (o - w) * (o - w);
+            den += w * w;
+        }
+        return den == 0 ? Math.sqrt(num) : Math.sqrt(num / den);
+    }
+}
