@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Runs a {@link CompiledModel} on the CPU: its kernels in schedule order, every intermediate in
@@ -30,7 +31,8 @@ import java.util.Map;
  * so autocast's bf16 weights are converted here and not per forward) and materialises constants.
  * {@link #run} then only builds the input views, walks the free views, runs the prepared kernels
  * and copies the outputs out of the arena (the arena is reused by the next forward, so one
- * executor runs one forward at a time).
+ * executor runs one forward at a time: a second call while one runs, from another thread or
+ * re-entered, is a typed error, as is any use after {@link #close}).
  */
 public final class CompiledCpuExecutor implements AutoCloseable {
     private final CompiledModel model;
@@ -44,7 +46,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
     private boolean bound_;
     private volatile boolean closed;
     /** Set while a forward runs: the arena holds one forward's values, so a second at once would corrupt both. */
-    private final java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean running = new AtomicBoolean();
 
     public CompiledCpuExecutor(CompiledModel model) {
         this.model = model;

@@ -61,12 +61,12 @@ record RandomBlockShapes(int batch, int seq, int heads, int headDim, int mlp, bo
                 decoder ? "decoder" : "encoder", amp ? "bf16-amp" : "f32", seed);
     }
 
-    /** The pinned shapes followed by random ones, {@code total} in all, from {@code masterSeed}. */
-    static List<RandomBlockShapes> draw(long masterSeed, int total) {
+    /** The pinned shapes followed by random ones under {@code budget}, {@code total} in all, from {@code masterSeed}. */
+    static List<RandomBlockShapes> draw(long masterSeed, int total, double budget) {
         SplittableRandom r = new SplittableRandom(masterSeed);
         List<RandomBlockShapes> out = new ArrayList<>(extremes(r));
         while (out.size() < total) {
-            out.add(random(r, BUDGET));
+            out.add(random(r, budget));
         }
         return out;
     }

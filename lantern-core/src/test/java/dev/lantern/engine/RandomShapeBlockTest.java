@@ -34,8 +34,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  * and, since the whole space is meant to run, any refusal fails the test too. The summary line
  * ({@code random-shapes: ...}) is the figure the issue asks for.
  *
- * <p>{@code -Dlantern.randomShapes.count=N} and {@code -Dlantern.randomShapes.seed=S} widen or move
- * the sample ({@code -Dlantern.randomShapes.verbose=true} prints each shape); a failure message
+ * <p>{@code -Dlantern.randomShapes.count=N}, {@code -Dlantern.randomShapes.seed=S} and
+ * {@code -Dlantern.randomShapes.budget=W} (reference work per shape) widen, move or enlarge the
+ * sample ({@code -Dlantern.randomShapes.verbose=true} prints each shape); a failure message
  * names the shape and its seed. Each forward also runs twice on the same executor, the arena
  * poisoned before each, so a value left over from the previous forward cannot pass.
  */
@@ -49,7 +50,8 @@ class RandomShapeBlockTest {
     void randomShapesMatchFloat64Reference() {
         long master = Long.getLong("lantern.randomShapes.seed", MASTER_SEED);
         int count = Integer.getInteger("lantern.randomShapes.count", COUNT);
-        List<RandomBlockShapes> shapes = RandomBlockShapes.draw(master, count);
+        double budget = Double.parseDouble(System.getProperty("lantern.randomShapes.budget", String.valueOf(RandomBlockShapes.BUDGET)));
+        List<RandomBlockShapes> shapes = RandomBlockShapes.draw(master, count, budget);
         if (count >= COUNT) {
             assertCovers(shapes);
         }
