@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Runs a {@link CompiledModel} on the CPU: its kernels in schedule order, every intermediate in
@@ -30,7 +31,8 @@ import java.util.Map;
  * so autocast's bf16 weights are converted here and not per forward) and materialises constants.
  * {@link #run} then only builds the input views, walks the free views, runs the prepared kernels
  * and copies the outputs out of the arena (the arena is reused by the next forward, so one
- * executor runs one forward at a time).
+ * executor runs one forward at a time: a second call while one runs, from another thread or
+ * re-entered, is a typed error, as is any use after {@link #close}).
  */
 public final class CompiledCpuExecutor implements AutoCloseable {
     private final CompiledModel model;
@@ -42,6 +44,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
     private final List<FusedKernels.Bound> bound = new ArrayList<>();
     private final long[] kernelNanos;
     private boolean bound_;
+    private volatile boolean closed;
+    /** Set while a forward runs: the arena holds one forward's values, so a second at once would corrupt both. */
+    private final AtomicBoolean running = new AtomicBoolean();
 
     public CompiledCpuExecutor(CompiledModel model) {
         this.model = model;
@@ -82,6 +87,21 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         if (!bound_) {
             throw new LanternException("compiled: bind(parameters) before run(inputs)");
         }
+        if (!running.compareAndSet(false, true)) {
+            throw new LanternException("compiled: this executor is already running a forward; its arena holds one forward at a time "
+                    + "(use one executor per thread)");
+        }
+        try {
+            if (closed) {
+                throw new LanternException("compiled: run on a closed executor (its arena is freed)");
+            }
+            return forward(inputs);
+        } finally {
+            running.set(false);
+        }
+    }
+
+    private Map<String, Tensor> forward(Map<String, Tensor> inputs) {
         Map<String, View> env = new HashMap<>(fixed);
         for (Node n : graph.nodes()) {
             if (n.op() == Op.INPUT) {
@@ -147,6 +167,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
 
     /** Fills the whole arena with NaN, so that a value no kernel wrote shows in the outputs (for tests). */
     public void poisonArena() {
+        if (closed) {
+            throw new LanternException("compiled: poisonArena on a closed executor");
+        }
         memory.fill((byte) 0xFF); // 0xFFFFFFFF is a NaN in f32, 0xFFFF in bf16 and f16
     }
 
@@ -156,6 +179,16 @@ public final class CompiledCpuExecutor implements AutoCloseable {
 
     @Override
     public void close() {
-        arena.close();
+        if (!running.compareAndSet(false, true)) {
+            throw new LanternException("compiled: close() while a forward is running on this executor");
+        }
+        try {
+            if (!closed) {
+                closed = true;
+                arena.close();
+            }
+        } finally {
+            running.set(false);
+        }
     }
 }

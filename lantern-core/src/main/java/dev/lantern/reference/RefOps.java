@@ -108,14 +108,25 @@ final class RefOps {
             int baseA = (int) oa * aMat;
             int baseB = (int) ob * bMat;
             for (int i = 0; i < m; i++) {
-                for (int j = 0; j < n; j++) {
-                    double acc = 0;
+                int row = (bi * m + i) * n;
+                if (tb) {
+                    for (int j = 0; j < n; j++) {
+                        double acc = 0;
+                        for (int p = 0; p < k; p++) {
+                            acc += a.data()[baseA + (ta ? p * m + i : i * k + p)] * b.data()[baseB + j * k + p];
+                        }
+                        out[row + j] = acc;
+                    }
+                } else {
+                    // the same sum in the same order (p ascending from 0.0) for every out[i, j], with
+                    // b read along its rows: a strided walk down b's columns made large n slow
                     for (int p = 0; p < k; p++) {
                         double av = a.data()[baseA + (ta ? p * m + i : i * k + p)];
-                        double bv = b.data()[baseB + (tb ? j * k + p : p * n + j)];
-                        acc += av * bv;
+                        int bRow = baseB + p * n;
+                        for (int j = 0; j < n; j++) {
+                            out[row + j] += av * b.data()[bRow + j];
+                        }
                     }
-                    out[(bi * m + i) * n + j] = acc;
                 }
             }
             increment(idx, batch.dims());

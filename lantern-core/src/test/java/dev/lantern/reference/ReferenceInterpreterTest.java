@@ -117,4 +117,34 @@ class ReferenceInterpreterTest {
         assertArrayEquals(r.get("o").data(), r.get("a").data(), 1e-15);
         assertArrayEquals(new double[] {1, 2}, java.util.Arrays.copyOf(r.get("a").data(), 2), 0); // first query sees only key 0
     }
+
+    /**
+     * Batched matmul (broadcast batch, each transpose) equals the textbook dot-product loop bit for
+     * bit: the reference's loop order was changed for speed and must not change a single sum.
+     */
+    @Test
+    void matmulIsTheTextbookSumBitForBit() {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(12);
+        int m = 5;
+        int k = 7;
+        int n = 9;
+        for (boolean ta : new boolean[] {false, true}) {
+            for (boolean tb : new boolean[] {false, true}) {
+                RefTensor a = new RefTensor(ta ? Shape.of(3, k, m) : Shape.of(3, m, k), r.doubles(3L * m * k, -1, 1).toArray());
+                RefTensor b = new RefTensor(tb ? Shape.of(1, n, k) : Shape.of(1, k, n), r.doubles((long) k * n, -1, 1).toArray());
+                double[] got = RefOps.matmul(a, b, ta, tb, Shape.of(3, m, n)).data();
+                for (int bi = 0; bi < 3; bi++) {
+                    for (int i = 0; i < m; i++) {
+                        for (int j = 0; j < n; j++) {
+                            double acc = 0;
+                            for (int p = 0; p < k; p++) {
+                                acc += a.data()[bi * m * k + (ta ? p * m + i : i * k + p)] * b.data()[tb ? j * k + p : p * n + j];
+                            }
+                            assertEquals(acc, got[(bi * m + i) * n + j], 0, "ta=" + ta + " tb=" + tb);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
