@@ -2,7 +2,9 @@ package dev.lantern.cuda;
 
 import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaDriver;
+import dev.lantern.cuda.ffi.CuResult;
 import dev.lantern.cuda.ffi.CudaException;
+import dev.lantern.cuda.ffi.CudaProcessPoisonedException;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -82,7 +84,15 @@ final class PrimaryContext {
         ContextHealth.setCurrent(null);
         driver.devicePrimaryCtxReset(device);
         old.retire("reopened");
-        long ctx = driver.devicePrimaryCtxRetain(device);
+        long ctx;
+        try {
+            ctx = driver.devicePrimaryCtxRetain(device);
+        } catch (CudaException e) {
+            if (CuResult.isContextLost(e.code())) {
+                throw new CudaProcessPoisonedException(name, e); // the old generation stays retired
+            }
+            throw e;
+        }
         driver.devicePrimaryCtxRelease(device);
         current = new ContextHealth(name, ctx, ++generations);
         return current;

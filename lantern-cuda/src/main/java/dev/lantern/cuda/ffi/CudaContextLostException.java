@@ -38,7 +38,7 @@ public final class CudaContextLostException extends CudaException {
                 ? first.getMessage().substring(prefix.length()) : first.getMessage();
         String message = (device == null ? "CUDA" : device) + ": context lost at " + first.call() + ": " + what
                 + " during " + (step == null ? "an unnamed step" : "step " + step + " (the last step issued)")
-                + "; reopen the device (CudaDevice.reopen())";
+                + "; reopen the device (CudaDevice.reopen()), or restart the process where the driver keeps the error";
         return new CudaContextLostException(message, first.call(), first.code(), first.errorName(), device, step,
                 false, first);
     }

@@ -76,7 +76,7 @@ class ContextHealthTest {
         assertEquals("cuda:0", lost.device());
         assertFalse(lost.retired());
         assertEquals("cuda:0: context lost at cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (detail of 700) during "
-                + "step #4 gemm 3000x1536x1536 (the last step issued); reopen the device (CudaDevice.reopen())",
+                + "step #4 gemm 3000x1536x1536 (the last step issued); reopen the device (CudaDevice.reopen()), or restart the process where the driver keeps the error",
                 lost.getMessage());
         assertSame(lost, h.lost());
 

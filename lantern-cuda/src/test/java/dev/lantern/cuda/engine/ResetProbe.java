@@ -1,0 +1,54 @@
+package dev.lantern.cuda.engine;
+
+import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.CudaStream;
+import dev.lantern.cuda.KernelSource;
+import dev.lantern.cuda.ModuleCache;
+import dev.lantern.cuda.ffi.CudaDriver;
+import java.util.List;
+
+/** GPU-machine probe: after a sticky fault, which driver sequence gives a working context again. Usage: ResetProbe a|b|c. */
+public final class ResetProbe {
+    private ResetProbe() {}
+
+    interface Call { Object run(); }
+
+    static Object step(String what, Call c) {
+        try {
+            Object r = c.run();
+            System.out.println("  " + what + ": ok " + (r == null ? "" : r));
+            return r;
+        } catch (Throwable t) {
+            System.out.println("  " + what + ": " + t);
+            return null;
+        }
+    }
+
+    public static void main(String[] args) {
+        String how = args[0];
+        CudaDevice device = CudaDevice.open(0);
+        CudaDriver d = device.driver();
+        int dev = d.deviceGet(0);
+        CudaStream s = device.newStream(false);
+        var m = ModuleCache.forDevice(device).load(device, new KernelSource("lt_probe_fault",
+                "extern \"C\" __global__ void lt_probe_fault(float* p) { p[threadIdx.x] = 1.0f; }", List.of(), "probe"));
+        m.kernel("lt_probe_fault").launch(s, new int[] {1}, new int[] {32}, 0, 0x10L);
+        step("sync after fault", () -> { s.synchronize(); return null; });
+        System.out.println("strategy " + how);
+        step("ctxSetCurrent(0)", () -> { d.ctxSetCurrent(0); return null; });
+        switch (how) {
+            case "a" -> step("reset", () -> { d.devicePrimaryCtxReset(dev); return null; });
+            case "b" -> step("release", () -> { d.devicePrimaryCtxRelease(dev); return null; });
+            default -> {
+                step("reset", () -> { d.devicePrimaryCtxReset(dev); return null; });
+                step("release", () -> { d.devicePrimaryCtxRelease(dev); return null; });
+            }
+        }
+        Object ctx = step("retain", () -> d.devicePrimaryCtxRetain(dev));
+        if (ctx != null) {
+            step("ctxSetCurrent(new)", () -> { d.ctxSetCurrent((Long) ctx); return null; });
+            step("ctxSynchronize", () -> { d.ctxSynchronize(); return null; });
+            step("memAlloc", () -> d.memAlloc(1 << 20));
+        }
+    }
+}
