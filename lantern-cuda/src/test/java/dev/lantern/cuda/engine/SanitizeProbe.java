@@ -29,12 +29,14 @@ public final class SanitizeProbe {
 
     public static void main(String[] args) {
         boolean tune = false;
+        boolean launchesOnly = false;
         int forwards = 2;
         List<BlockConfig> blocks = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--tune" -> tune = true;
                 case "--forwards" -> forwards = Integer.parseInt(args[++i]);
+                case "--launches-only" -> launchesOnly = true;
                 default -> blocks.add(parse(args[i]));
             }
         }
@@ -44,7 +46,41 @@ public final class SanitizeProbe {
         }
         try (CudaDevice device = CudaDevice.open(0)) {
             for (BlockConfig cfg : blocks) {
-                run(device, cfg, tune, forwards);
+                if (launchesOnly) {
+                    launches(device, cfg, tune);
+                } else {
+                    run(device, cfg, tune, forwards);
+                }
+            }
+        }
+    }
+
+    /**
+     * Lantern's own kernels of a compiled forward, each launched alone with a
+     * synchronisation after it, the cuBLASLt GEMMs skipped: racecheck cannot run cuBLASLt's
+     * kernels ("Internal Sanitizer Error: The Sanitizer failed to handle a hardware exception",
+     * then CUBLAS_STATUS_EXECUTION_FAILED, on the H200 with compute-sanitizer 2025.3.1), and the
+     * hazards it looks for are in the hand-written kernels' shared memory. The GEMM outputs the
+     * kernels read hold the previous forward's values or the fill: racecheck checks the order of
+     * shared-memory accesses, not the numbers.
+     */
+    private static void launches(CudaDevice device, BlockConfig cfg, boolean tune) {
+        Graph graph = TransformerBlock.build(cfg, DType.BF16).graph();
+        long t0 = System.nanoTime();
+        // compiled only: an eager session allocates its activations inside its forward
+        for (CudaSession.Options o : List.of(CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF))) {
+            try (CudaSession s = CudaSession.open(device, graph, null, tune && o.mode() == CudaSession.Mode.COMPILED
+                    ? o.withAutotune(TuneCache.none()) : o)) {
+                s.fillInputs(7);
+                int n = 0;
+                for (Step st : s.lowered().steps()) {
+                    if (st instanceof Step.Launch) {
+                        s.bind(st).run();
+                        s.synchronize();
+                        n++;
+                    }
+                }
+                phase(cfg, n + " " + o.mode().name().toLowerCase(java.util.Locale.ROOT) + " kernel launches (GEMMs skipped)", t0);
             }
         }
     }
