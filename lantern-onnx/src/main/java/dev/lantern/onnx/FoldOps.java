@@ -72,7 +72,7 @@ final class FoldOps {
 
     private static void constantOfShape(ImportContext c) {
         long[] dims = c.host(0).longs();
-        TensorDecoder.checkShape(dims, c.limits, c.where() + ": shape");
+        TensorDecoder.checkShape(dims, c.limits, c.where() + ": the result");
         TensorProto v = Attributes.getTensor(c, "value");
         int type = OnnxTypes.FLOAT;
         double value = 0;
@@ -97,7 +97,7 @@ final class FoldOps {
         if (count > c.limits.maxFoldElements()) {
             throw c.fail("Range of " + count + " elements is too large to compute at import time");
         }
-        double[] v = new double[(int) count];
+        double[] v = c.fold.alloc(new long[] {(long) count});
         for (int i = 0; i < v.length; i++) {
             v[i] = OnnxTypes.round(start.elemType(), s + i * delta);
         }

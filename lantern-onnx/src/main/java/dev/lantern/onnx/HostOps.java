@@ -11,13 +11,18 @@ import java.util.function.DoubleUnaryOperator;
  */
 final class HostOps {
     private final long limit;
+    private long used;
 
-    /** {@code limit}: the most elements a folded result may have; larger ones are refused before allocation. */
+    /**
+     * {@code limit}: the most elements a folded result may have, and a quarter of what all folds of one
+     * import may allocate together; larger ones are refused before allocation.
+     */
     HostOps(long limit) {
         this.limit = limit;
     }
 
-    private double[] alloc(long[] dims) {
+    /** A zeroed array for a folded value of shape {@code dims}, counted against the limits. */
+    double[] alloc(long[] dims) {
         long n;
         try {
             n = HostTensor.numel(dims);
@@ -27,6 +32,10 @@ final class HostOps {
         if (n > limit) {
             throw new OnnxImportException("a folded value of shape " + Arrays.toString(dims) + " is too large to compute at import time (limit "
                     + limit + " elements)");
+        }
+        used += n;
+        if (used > 4 * limit) {
+            throw new OnnxImportException("the values folded at import time exceed " + 4 * limit + " elements in all");
         }
         return new double[(int) n];
     }

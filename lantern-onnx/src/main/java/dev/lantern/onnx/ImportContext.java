@@ -28,6 +28,7 @@ final class ImportContext {
     private final Map<String, Val> values = new HashMap<>();
     private final Map<String, Value> materialised = new HashMap<>();
     private final Map<String, Tensor> params = new LinkedHashMap<>();
+    private final Map<onnx.Onnx.TensorProto, HostTensor> decoded = new java.util.IdentityHashMap<>();
     private NodeProto node;
 
     ImportContext(GraphBuilder builder, ImportLimits limits, int opset, TensorDecoder decoder) {
@@ -134,14 +135,19 @@ final class ImportContext {
         String name = requireInput(i);
         return switch (val(name)) {
             case Val.Host h -> h.tensor();
-            case Val.Weight w -> decoder.host(w.proto());
+            case Val.Weight w -> hostOf(w.proto());
             case Val.Run r -> throw fail("input " + i + " ('" + name + "') must be known at import time (a constant or static shape arithmetic)");
         };
     }
 
     /** The value of a tensor attribute, checked as an initializer is. */
     HostTensor hostOf(onnx.Onnx.TensorProto t) {
-        return decoder.host(t);
+        HostTensor h = decoded.get(t);
+        if (h == null) {
+            h = decoder.host(t); // decoded once: a weight read by many folds costs its size once
+            decoded.put(t, h);
+        }
+        return h;
     }
 
     /** Input {@code i} as a tensor of the Lantern graph: host values and weights become params or scalar constants. */
