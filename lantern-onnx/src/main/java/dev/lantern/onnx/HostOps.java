@@ -149,7 +149,8 @@ final class HostOps {
     /** Elements [start, end) with step along one axis (bounds already clamped). */
     HostTensor slice(HostTensor x, int axis, long start, long end, long step) {
         long[] d = x.dims();
-        long count = step > 0 ? Math.max(0, (end - start + step - 1) / step) : Math.max(0, (start - end - step - 1) / -step);
+        long count = step > 0 ? (end > start ? Math.ceilDiv(end - start, step) : 0)
+                : (start > end ? Math.ceilDiv(start - end, step == Long.MIN_VALUE ? Long.MAX_VALUE : -step) : 0);
         long[] outDims = d.clone();
         outDims[axis] = count;
         long outer = 1;

@@ -28,6 +28,7 @@ final class ImportContext {
     private final Map<String, Val> values = new HashMap<>();
     private final Map<String, Value> materialised = new HashMap<>();
     private final Map<String, Tensor> params = new LinkedHashMap<>();
+    private final java.util.Set<String> ssaNames = new java.util.HashSet<>();
     private final Map<onnx.Onnx.TensorProto, HostTensor> decoded = new java.util.IdentityHashMap<>();
     private NodeProto node;
 
@@ -208,14 +209,36 @@ final class ImportContext {
         return param("const." + name, data);
     }
 
+    /**
+     * A param for {@code data}, named after its initializer. The name is made unique as the SSA name it becomes:
+     * GraphBuilder maps characters outside [A-Za-z0-9_.] to '_', and an all-digit name would clash with the
+     * numbered values, so it gains a "w" in front.
+     */
     private Value param(String name, Tensor data) {
-        String unique = name;
-        for (int k = 1; params.containsKey(unique); k++) {
-            unique = name + "." + k;
+        String base = name.chars().allMatch(Character::isDigit) ? "w" + name : name;
+        String unique = base;
+        for (int k = 1; params.containsKey(unique) || !ssaNames.add(ssa(unique)); k++) {
+            unique = base + "." + k;
         }
         params.put(unique, data);
         // the data travels in the imported model's params; the init is never drawn
         return builder.param(unique, data.type(), dev.lantern.frontend.ParamInit.normal(0f));
+    }
+
+    private static String ssa(String s) {
+        StringBuilder b = new StringBuilder();
+        for (char ch : s.toCharArray()) {
+            b.append(Character.isLetterOrDigit(ch) || ch == '_' || ch == '.' ? ch : '_');
+        }
+        return b.toString();
+    }
+
+    /** Defines graph input {@code name}; a typed error when its SSA name is already taken. */
+    Value input(String name, dev.lantern.ir.TensorType type) {
+        if (!ssaNames.add(ssa(name)) || ssa(name).chars().allMatch(Character::isDigit)) {
+            throw new OnnxImportException("input '" + name + "' clashes with another value's name once sanitised (" + ssa(name) + ")");
+        }
+        return builder.input(name, type);
     }
 
     /** Appends a Lantern op. */

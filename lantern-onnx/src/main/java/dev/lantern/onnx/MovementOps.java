@@ -151,7 +151,7 @@ final class MovementOps {
         int[] perm = new int[rank];
         boolean[] seen = new boolean[rank];
         for (int i = 0; i < rank; i++) {
-            perm[i] = p == null ? rank - 1 - i : (int) (p.length == rank ? c.axis(p[i], rank) : -1);
+            perm[i] = p == null ? rank - 1 - i : p.length == rank ? c.axis(p[i], rank) : -1;
             if (perm[i] < 0 || seen[perm[i]]) {
                 throw c.fail("perm " + Arrays.toString(p) + " is not a permutation of rank " + rank);
             }

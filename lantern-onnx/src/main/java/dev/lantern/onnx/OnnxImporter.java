@@ -83,13 +83,21 @@ public final class OnnxImporter {
         if (outs.isEmpty()) {
             throw new OnnxImportException("the graph has no outputs");
         }
-        Graph graph = builder.build(outs.toArray(Value[]::new));
+        Graph graph;
+        try {
+            graph = builder.build(outs.toArray(Value[]::new));
+        } catch (IllegalArgumentException e) { // two ONNX names that sanitise to one SSA name
+            throw new OnnxImportException("graph: " + e.getMessage(), e);
+        }
         Verifier.verify(graph);
         return new ImportedModel(graph, c.params());
     }
 
     private static void importNode(NodeProto n, ImportContext c) {
         c.at(n);
+        if (n.getOutputCount() == 0 || n.getOutput(0).isEmpty()) {
+            throw c.fail("has no output");
+        }
         OpImporter imp = OpImporters.find(n.getDomain(), n.getOpType());
         if (imp == null) {
             throw c.fail("unknown or unsupported op type '" + n.getOpType() + "'"
@@ -137,7 +145,7 @@ public final class OnnxImporter {
                 throw new OnnxImportException(what + " is defined twice");
             }
             TensorType type = TensorType.of(d, c.shape(dims));
-            c.define(in.getName(), new Val.Run(c.builder.input(in.getName(), type)));
+            c.define(in.getName(), new Val.Run(c.input(in.getName(), type)));
         }
         for (String name : shapes.keySet()) {
             if (g.getInputList().stream().noneMatch(i -> i.getName().equals(name))) {

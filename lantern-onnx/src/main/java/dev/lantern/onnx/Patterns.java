@@ -39,10 +39,14 @@ final class Patterns {
         this.c = c;
         for (NodeProto n : nodes) {
             for (String o : n.getOutputList()) {
-                producer.putIfAbsent(o, n);
+                if (!o.isEmpty()) {
+                    producer.putIfAbsent(o, n);
+                }
             }
             for (String i : n.getInputList()) {
-                consumers.computeIfAbsent(i, k -> new ArrayList<>()).add(n);
+                if (!i.isEmpty()) {
+                    consumers.computeIfAbsent(i, k -> new ArrayList<>()).add(n);
+                }
             }
             if (n.getOpType().equals("Constant") && n.getDomain().isEmpty() && n.getOutputCount() == 1) {
                 constantScalar(n);
@@ -92,7 +96,7 @@ final class Patterns {
     // --- the patterns
 
     private Match gelu(NodeProto erf) {
-        NodeProto scaled = producer.get(erf.getInput(0));
+        NodeProto scaled = producer.get(in(erf, 0));
         if (scaled == null) {
             return null;
         }
@@ -100,13 +104,13 @@ final class Patterns {
         if (x == null) {
             x = operandWith(scaled, "Mul", Math.sqrt(0.5));
         }
-        NodeProto plusOne = soleConsumer(erf.getOutput(0), "Add");
-        if (x == null || plusOne == null || !other(plusOne, erf.getOutput(0)).map(this::isOne).orElse(false)) {
+        NodeProto plusOne = soleConsumer(out(erf), "Add");
+        if (x == null || plusOne == null || !other(plusOne, out(erf)).map(this::isOne).orElse(false)) {
             return null;
         }
         // two Muls take in x and 0.5, in any order: ((1+erf)·x)·0.5, ((1+erf)·0.5)·x, or (1+erf)·(x·0.5)
         List<NodeProto> nodes = new ArrayList<>(List.of(scaled, erf, plusOne));
-        String cur = plusOne.getOutput(0);
+        String cur = out(plusOne);
         boolean haveX = false;
         boolean haveHalf = false;
         for (int step = 0; step < 2 && !(haveX && haveHalf); step++) {
@@ -127,7 +131,7 @@ final class Patterns {
                 return null;
             }
             nodes.add(mul);
-            cur = mul.getOutput(0);
+            cur = out(mul);
         }
         if (!(haveX && haveHalf)) {
             return null;
@@ -136,61 +140,61 @@ final class Patterns {
     }
 
     private Match silu(NodeProto sigmoid) {
-        String x = sigmoid.getInput(0);
-        NodeProto mul = soleConsumer(sigmoid.getOutput(0), "Mul");
-        if (mul == null || !x.equals(other(mul, sigmoid.getOutput(0)).orElse(null))) {
+        String x = in(sigmoid, 0);
+        NodeProto mul = soleConsumer(out(sigmoid), "Mul");
+        if (mul == null || !x.equals(other(mul, out(sigmoid)).orElse(null))) {
             return null;
         }
-        return new Match(List.of(sigmoid, mul), node("Silu", "dev.lantern", List.of(x), mul.getOutput(0), sigmoid.getName()));
+        return new Match(List.of(sigmoid, mul), node("Silu", "dev.lantern", List.of(x), out(mul), sigmoid.getName()));
     }
 
     private Match layerNorm(NodeProto mean) {
-        String x = mean.getInput(0);
+        String x = in(mean, 0);
         Long axis = lastAxis(mean);
-        NodeProto sub = soleConsumer(mean.getOutput(0), "Sub");
-        if (axis == null || sub == null || !sub.getInput(0).equals(x) || !sub.getInput(1).equals(mean.getOutput(0))) {
+        NodeProto sub = soleConsumer(out(mean), "Sub");
+        if (axis == null || sub == null || !in(sub, 0).equals(x) || !in(sub, 1).equals(out(mean))) {
             return null;
         }
-        String d = sub.getOutput(0);
+        String d = out(sub);
         List<NodeProto> users = consumers.getOrDefault(d, List.of());
         NodeProto sq = users.stream().filter(u -> isSquare(u, d)).findFirst().orElse(null);
-        NodeProto div = users.stream().filter(u -> u.getOpType().equals("Div") && u.getInput(0).equals(d)).findFirst().orElse(null);
+        NodeProto div = users.stream().filter(u -> u.getOpType().equals("Div") && in(u, 0).equals(d)).findFirst().orElse(null);
         if (users.size() != 2 || sq == null || div == null) {
             return null;
         }
         Variance v = variance(sq);
-        if (v == null || !div.getInput(1).equals(v.sqrt.getOutput(0))) {
+        if (v == null || !in(div, 1).equals(out(v.sqrt))) {
             return null;
         }
         List<NodeProto> nodes = new ArrayList<>(List.of(mean, sub, sq, v.mean, v.add, v.sqrt, div));
-        return affine(nodes, x, div.getOutput(0), v.eps, axis, "LayerNormalization");
+        return affine(nodes, x, out(div), v.eps, axis, "LayerNormalization");
     }
 
     private Match rmsNorm(NodeProto sq) {
-        if (sq.getInputCount() == 0 || !isSquare(sq, sq.getInput(0))) {
+        if (sq.getInputCount() == 0 || !isSquare(sq, in(sq, 0))) {
             return null;
         }
-        String x = sq.getInput(0);
+        String x = in(sq, 0);
         Variance v = variance(sq);
         if (v == null) {
             return null;
         }
         List<NodeProto> nodes = new ArrayList<>(List.of(sq, v.mean, v.add, v.sqrt));
-        String s = v.sqrt.getOutput(0);
+        String s = out(v.sqrt);
         NodeProto next = soleConsumer(s, null);
         String normed;
-        if (next != null && next.getOpType().equals("Div") && next.getInput(0).equals(x) && next.getInput(1).equals(s)) {
+        if (next != null && next.getOpType().equals("Div") && in(next, 0).equals(x) && in(next, 1).equals(s)) {
             nodes.add(next);
-            normed = next.getOutput(0);
+            normed = out(next);
         } else if (next != null && (next.getOpType().equals("Reciprocal")
-                || next.getOpType().equals("Div") && next.getInput(1).equals(s) && isOne(next.getInput(0)))) {
-            NodeProto mul = soleConsumer(next.getOutput(0), "Mul");
-            if (mul == null || !x.equals(other(mul, next.getOutput(0)).orElse(null))) {
+                || next.getOpType().equals("Div") && in(next, 1).equals(s) && isOne(in(next, 0)))) {
+            NodeProto mul = soleConsumer(out(next), "Mul");
+            if (mul == null || !x.equals(other(mul, out(next)).orElse(null))) {
                 return null;
             }
             nodes.add(next);
             nodes.add(mul);
-            normed = mul.getOutput(0);
+            normed = out(mul);
         } else {
             return null;
         }
@@ -201,10 +205,10 @@ final class Patterns {
     private record Variance(NodeProto mean, NodeProto add, NodeProto sqrt, double eps) { }
 
     private Variance variance(NodeProto sq) {
-        NodeProto mean = soleConsumer(sq.getOutput(0), "ReduceMean");
-        NodeProto add = mean == null || lastAxis(mean) == null ? null : soleConsumer(mean.getOutput(0), "Add");
-        Double eps = add == null ? null : other(add, mean.getOutput(0)).map(this::scalar).orElse(null);
-        NodeProto sqrt = eps == null ? null : soleConsumer(add.getOutput(0), "Sqrt");
+        NodeProto mean = soleConsumer(out(sq), "ReduceMean");
+        NodeProto add = mean == null || lastAxis(mean) == null ? null : soleConsumer(out(mean), "Add");
+        Double eps = add == null ? null : other(add, out(mean)).map(this::scalar).orElse(null);
+        NodeProto sqrt = eps == null ? null : soleConsumer(out(add), "Sqrt");
         return sqrt == null ? null : new Variance(mean, add, sqrt, eps);
     }
 
@@ -217,13 +221,13 @@ final class Patterns {
         }
         nodes.add(scale);
         List<String> inputs = new ArrayList<>(List.of(x, w));
-        String out = scale.getOutput(0);
+        String out = out(scale);
         NodeProto bias = op.equals("LayerNormalization") ? soleConsumer(out, "Add") : null;
         String b = bias == null ? null : other(bias, out).orElse(null);
         if (b != null && isConstant(b)) {
             nodes.add(bias);
             inputs.add(b);
-            out = bias.getOutput(0);
+            out = out(bias);
         }
         NodeProto n = node(op, "", inputs, out, nodes.getFirst().getName()).toBuilder()
                 .addAttribute(AttributeProto.newBuilder().setName("epsilon").setType(AttributeProto.AttributeType.FLOAT).setF((float) eps))
@@ -238,7 +242,7 @@ final class Patterns {
     private boolean closed(Match m) {
         Set<NodeProto> inside = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
         inside.addAll(m.nodes);
-        String out = m.replacement.getOutput(0);
+        String out = out(m.replacement);
         for (NodeProto n : m.nodes) {
             for (String o : n.getOutputList()) {
                 if (o.equals(out)) {
@@ -259,7 +263,7 @@ final class Patterns {
     /** The only reader of {@code value}, when it has one and (if {@code opType} is given) it is that op. */
     private NodeProto soleConsumer(String value, String opType) {
         List<NodeProto> users = consumers.getOrDefault(value, List.of());
-        if (users.size() != 1 || graphOutputs.contains(value)) {
+        if (value.isEmpty() || users.size() != 1 || graphOutputs.contains(value)) {
             return null;
         }
         NodeProto u = users.getFirst();
@@ -271,10 +275,10 @@ final class Patterns {
         if (n.getInputCount() != 2) {
             return java.util.Optional.empty();
         }
-        if (n.getInput(0).equals(value)) {
-            return java.util.Optional.of(n.getInput(1));
+        if (in(n, 0).equals(value)) {
+            return java.util.Optional.of(in(n, 1));
         }
-        return n.getInput(1).equals(value) ? java.util.Optional.of(n.getInput(0)) : java.util.Optional.empty();
+        return in(n, 1).equals(value) ? java.util.Optional.of(in(n, 0)) : java.util.Optional.empty();
     }
 
     /** For {@code op(a, k)} with k ≈ {@code constant} (either order for Mul), a; else null. */
@@ -282,15 +286,15 @@ final class Patterns {
         if (!n.getOpType().equals(op) || n.getInputCount() != 2) {
             return null;
         }
-        if (isValue(n.getInput(1), constant)) {
-            return n.getInput(0);
+        if (isValue(in(n, 1), constant)) {
+            return in(n, 0);
         }
-        return op.equals("Mul") && isValue(n.getInput(0), constant) ? n.getInput(1) : null;
+        return op.equals("Mul") && isValue(in(n, 0), constant) ? in(n, 1) : null;
     }
 
     private boolean isSquare(NodeProto n, String v) {
-        return n.getInputCount() == 2 && n.getInput(0).equals(v)
-                && (n.getOpType().equals("Pow") && isValue(n.getInput(1), 2) || n.getOpType().equals("Mul") && n.getInput(1).equals(v));
+        return n.getInputCount() == 2 && in(n, 0).equals(v)
+                && (n.getOpType().equals("Pow") && isValue(in(n, 1), 2) || n.getOpType().equals("Mul") && in(n, 1).equals(v));
     }
 
     private boolean isOne(String v) {
@@ -323,11 +327,11 @@ final class Patterns {
                 axes = a.getIntsList().stream().mapToLong(Long::longValue).toArray();
             }
         }
-        if (mean.getInputCount() > 1 && producer.get(mean.getInput(1)) == null && c.isDefined(mean.getInput(1))
-                && c.val(mean.getInput(1)) instanceof Val.Weight w && w.proto().getDimsCount() <= 1) {
+        if (mean.getInputCount() > 1 && producer.get(in(mean, 1)) == null && c.isDefined(in(mean, 1))
+                && c.val(in(mean, 1)) instanceof Val.Weight w && w.proto().getDimsCount() <= 1) {
             axes = c.hostOf(w.proto()).longs();
-        } else if (mean.getInputCount() > 1 && producer.get(mean.getInput(1)) != null) {
-            axes = constantInts(producer.get(mean.getInput(1)));
+        } else if (mean.getInputCount() > 1 && producer.get(in(mean, 1)) != null) {
+            axes = constantInts(producer.get(in(mean, 1)));
         }
         return keep == 1 && axes != null && axes.length == 1 ? axes[0] : null;
     }
@@ -353,7 +357,7 @@ final class Patterns {
                 default -> null;
             };
             if (v != null) {
-                scalars.put(n.getOutput(0), v);
+                scalars.put(out(n), v);
             }
         }
     }
@@ -378,6 +382,16 @@ final class Patterns {
         } catch (OnnxImportException e) {
             return null; // a malformed constant is reported where the node that reads it is imported
         }
+    }
+
+    /** Output 0 of {@code n}, or "" (never a real value name). */
+    private static String out(NodeProto n) {
+        return n.getOutputCount() > 0 ? n.getOutput(0) : "";
+    }
+
+    /** Input {@code i} of {@code n}, or "" when absent. */
+    private static String in(NodeProto n, int i) {
+        return i < n.getInputCount() ? n.getInput(i) : "";
     }
 
     private static NodeProto node(String op, String domain, List<String> inputs, String output, String name) {
