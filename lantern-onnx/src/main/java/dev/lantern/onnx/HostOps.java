@@ -130,6 +130,9 @@ final class HostOps {
         System.arraycopy(indices.dims(), 0, outDims, axis, indices.rank());
         System.arraycopy(d, axis + 1, outDims, axis + indices.rank(), d.length - axis - 1);
         double[] out = alloc(outDims);
+        if (out.length == 0) {
+            return new HostTensor(data.elemType(), outDims, out); // no loop over the outer dims of an empty result
+        }
         int o = 0;
         for (long b = 0; b < outer; b++) {
             for (long k : idx) {
@@ -162,6 +165,9 @@ final class HostOps {
             inner *= d[i];
         }
         double[] out = alloc(outDims);
+        if (out.length == 0) {
+            return new HostTensor(x.elemType(), outDims, out);
+        }
         int o = 0;
         for (long b = 0; b < outer; b++) {
             for (long k = 0; k < count; k++) {
@@ -195,6 +201,9 @@ final class HostOps {
             outer *= first[i];
         }
         double[] out = alloc(outDims);
+        if (out.length == 0) {
+            return new HostTensor(in.getFirst().elemType(), outDims, out);
+        }
         int o = 0;
         for (long b = 0; b < outer; b++) {
             for (HostTensor t : in) {

@@ -71,7 +71,7 @@ public final class OnnxImporter {
             c.define(t.getName(), new Val.Weight(t));
         }
         bindInputs(g, inputShapes, initializers, c);
-        List<NodeProto> nodes = Patterns.rewrite(g.getNodeList(), Patterns.outputsOf(g), c);
+        List<NodeProto> nodes = Patterns.rewrite(g.getNodeList(), outputNames(g), c);
         for (NodeProto n : nodes) {
             importNode(n, c);
         }
@@ -192,6 +192,12 @@ public final class OnnxImporter {
             }
         }
         return out;
+    }
+
+    private static Set<String> outputNames(GraphProto g) {
+        Set<String> s = new HashSet<>();
+        g.getOutputList().forEach(o -> s.add(o.getName()));
+        return s;
     }
 
     private static String sanitize(String s) {

@@ -6,7 +6,6 @@ import onnx.Onnx.TensorProto;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -86,7 +85,10 @@ final class Patterns {
         return out;
     }
 
-    /** Nodes of a pattern, in graph order, and the node that replaces them (it writes the last node's output). */
+    /**
+     * Nodes of a pattern, in dataflow order (the graph's order, since a valid graph is sorted), and the node that
+     * replaces them: it writes the last node's output, and takes the last node's place.
+     */
     private record Match(List<NodeProto> nodes, NodeProto replacement) {
         NodeProto last() {
             return nodes.getLast();
@@ -136,7 +138,7 @@ final class Patterns {
         if (!(haveX && haveHalf)) {
             return null;
         }
-        return new Match(order(nodes), node("Gelu", "", List.of(x), cur, erf.getName()));
+        return new Match(nodes, node("Gelu", "", List.of(x), cur, erf.getName()));
     }
 
     private Match silu(NodeProto sigmoid) {
@@ -233,7 +235,7 @@ final class Patterns {
                 .addAttribute(AttributeProto.newBuilder().setName("epsilon").setType(AttributeProto.AttributeType.FLOAT).setF((float) eps))
                 .addAttribute(AttributeProto.newBuilder().setName("axis").setType(AttributeProto.AttributeType.INT).setI(axis))
                 .build();
-        return new Match(order(nodes), n);
+        return new Match(nodes, n);
     }
 
     // --- helpers
@@ -254,10 +256,6 @@ final class Patterns {
             }
         }
         return true;
-    }
-
-    private List<NodeProto> order(List<NodeProto> nodes) {
-        return nodes; // built in dataflow order already, which is the graph's order for a sorted graph
     }
 
     /** The only reader of {@code value}, when it has one and (if {@code opType} is given) it is that op. */
@@ -397,11 +395,5 @@ final class Patterns {
     private static NodeProto node(String op, String domain, List<String> inputs, String output, String name) {
         return NodeProto.newBuilder().setOpType(op).setDomain(domain).addAllInput(inputs).addOutput(output)
                 .setName(name.isEmpty() ? op.toLowerCase(java.util.Locale.ROOT) : name).build();
-    }
-
-    static Set<String> outputsOf(onnx.Onnx.GraphProto g) {
-        Set<String> s = new HashSet<>();
-        g.getOutputList().forEach(o -> s.add(o.getName()));
-        return s;
     }
 }

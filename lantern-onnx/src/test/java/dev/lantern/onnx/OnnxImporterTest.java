@@ -169,6 +169,43 @@ class OnnxImporterTest {
         }
     }
 
+    @Test
+    void symbolicDimsBindOnceAcrossInputs() {
+        ModelProto m = Onnx.model(13, onnx.Onnx.GraphProto.newBuilder().setName("two")
+                .addInput(Onnx.floatValue("x", "batch", 4)).addInput(Onnx.floatValue("z", "batch", 4))
+                .addOutput(Onnx.floatValue("y", "batch", 4))
+                .addNode(Onnx.node2("Add", "x", "z", "y")).build());
+        ImportedModel ok = OnnxImporter.importModel(m, Map.of("x", new long[] {3, 4}, "z", new long[] {3, 4}));
+        assertArrayEquals(new int[] {3, 4}, ok.graph().type(ok.graph().outputs().getFirst()).shape().dims());
+        String msg = org.junit.jupiter.api.Assertions.assertThrows(OnnxImportException.class,
+                () -> OnnxImporter.importModel(m, Map.of("x", new long[] {3, 4}, "z", new long[] {5, 4}))).getMessage();
+        assertTrue(msg.contains("'batch'") && msg.contains("3") && msg.contains("5"), msg);
+        msg = org.junit.jupiter.api.Assertions.assertThrows(OnnxImportException.class,
+                () -> OnnxImporter.importModel(m, Map.of("x", new long[] {3, 4}))).getMessage();
+        assertTrue(msg.contains("input 'z'") && msg.contains("give its shape"), msg);
+    }
+
+    /** Ops the IR lacks are typed errors naming the op, the node and the opset (the list in docs/onnx.md). */
+    @Test
+    void opsMissingFromTheIrAreNamed() {
+        String[][] cases = {{"Sqrt", "Sqrt"}, {"Erf", "Erf"}, {"Sigmoid", "Sigmoid"}, {"ReduceSum", "ReduceSum"}};
+        for (String[] c : cases) {
+            ModelProto m = Onnx.model(15, onnx.Onnx.GraphProto.newBuilder().setName("m")
+                    .addInput(Onnx.floatValue("x", 2, 4)).addOutput(Onnx.floatValue("y"))
+                    .addNode(Onnx.node(c[0], "x", "y")).build());
+            String msg = org.junit.jupiter.api.Assertions.assertThrows(OnnxImportException.class,
+                    () -> OnnxImporter.importModel(m, Map.of())).getMessage();
+            assertTrue(msg.contains("(" + c[1] + ", opset 15)") && msg.contains("not supported by Lantern's IR yet"), msg);
+        }
+        ModelProto embed = Onnx.model(13, onnx.Onnx.GraphProto.newBuilder().setName("m")
+                .addInput(Onnx.value("ids", TensorProto.DataType.INT64_VALUE, 2, 3)).addOutput(Onnx.floatValue("y"))
+                .addInitializer(Onnx.floats("table", new long[] {10, 4}, new float[40]))
+                .addNode(Onnx.node2("Gather", "table", "ids", "y")).build());
+        String msg = org.junit.jupiter.api.Assertions.assertThrows(OnnxImportException.class,
+                () -> OnnxImporter.importModel(embed, Map.of())).getMessage();
+        assertTrue(msg.contains("Gather") && msg.contains("embedding"), msg);
+    }
+
     private static long count(ImportedModel m, Op op) {
         return m.graph().nodes().stream().filter(n -> n.op() == op).count();
     }

@@ -40,7 +40,8 @@ class OnnxRuntimeDifferentialTest {
                 Arguments.of("gelu_decomposed", (LongFunction<ModelProto>) TestModels::decomposedGelu, new int[] {7, TestModels.WIDTH}),
                 Arguments.of("rms_norm_silu", (LongFunction<ModelProto>) TestModels::rmsNormSilu, new int[] {2, 6, TestModels.WIDTH}),
                 Arguments.of("attention_shape_arithmetic", (LongFunction<ModelProto>) TestModels::shapeArithmetic, new int[] {2, 7, TestModels.WIDTH}),
-                Arguments.of("attention_shape_arithmetic", (LongFunction<ModelProto>) TestModels::shapeArithmetic, new int[] {1, 16, TestModels.WIDTH}));
+                Arguments.of("attention_shape_arithmetic", (LongFunction<ModelProto>) TestModels::shapeArithmetic, new int[] {1, 16, TestModels.WIDTH}),
+                Arguments.of("movement", (LongFunction<ModelProto>) TestModels::movement, new int[] {3, 6, 8}));
     }
 
     @ParameterizedTest(name = "{0} {2}")

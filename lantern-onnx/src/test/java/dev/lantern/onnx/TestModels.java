@@ -169,6 +169,48 @@ final class TestModels {
         return Onnx.model(14, g);
     }
 
+    /**
+     * The movement and elementwise importers at run time: Split, Slice (to INT64_MAX), Concat, Transpose, Softmax
+     * over a middle axis, Unsqueeze/Squeeze, Gather of one index, Flatten, Pow 2, Reciprocal, Neg, Exp, Tanh,
+     * Cast, Identity and a Gemm with beta. x (batch, 6, 8) -> y (batch, 5).
+     */
+    static ModelProto movement(long seed) {
+        Random r = new Random(seed);
+        GraphProto g = GraphProto.newBuilder().setName("movement")
+                .addInput(floatValue("x", "batch", 6, 8))
+                .addOutput(floatValue("y", "batch", 5))
+                .addInitializer(int64s("split", 3, 5))
+                .addInitializer(int64s("st", 1)).addInitializer(int64s("en", Long.MAX_VALUE)).addInitializer(int64s("ax2", 2))
+                .addInitializer(int64s("ax1", 1))
+                .addInitializer(int64s("idx", 2).toBuilder().clearDims().build())
+                .addInitializer(floats("W", new long[] {42, 6}, random(r, 42 * 6, 0.3)))
+                .addInitializer(floats("W2", new long[] {18, 5}, random(r, 18 * 5, 0.3)))
+                .addInitializer(floats("C", new long[] {5}, random(r, 5, 0.3)))
+                .addInitializer(scalar("two", 2f)).addInitializer(scalar("one", 1f))
+                .addNode(Onnx.node("Split", new String[] {"x", "split"}, new String[] {"a", "c"}, attr("axis", 2L)))
+                .addNode(Onnx.node("Slice", new String[] {"c", "st", "en", "ax2"}, new String[] {"c1"}))
+                .addNode(Onnx.node("Concat", new String[] {"a", "c1"}, new String[] {"ac"}, attr("axis", 2L)))
+                .addNode(node("Transpose", "ac", "t", ints("perm", 0, 2, 1)))
+                .addNode(node("Softmax", "t", "s", attr("axis", 1L)))
+                .addNode(node2("Unsqueeze", "s", "ax1", "su"))
+                .addNode(node2("Squeeze", "su", "ax1", "ss"))
+                .addNode(node2("Gather", "ss", "idx", "gt", attr("axis", 1L)))
+                .addNode(node("Neg", "gt", "gn"))
+                .addNode(node("Exp", "gn", "e"))
+                .addNode(node("Flatten", "ss", "f", attr("axis", 1L)))
+                .addNode(node2("MatMul", "f", "W", "m"))
+                .addNode(node2("Pow", "m", "two", "p"))
+                .addNode(node2("Add", "p", "one", "p1"))
+                .addNode(node("Reciprocal", "p1", "rc"))
+                .addNode(node("Tanh", "m", "th"))
+                .addNode(Onnx.node("Concat", new String[] {"e", "rc", "th"}, new String[] {"cat"}, attr("axis", 1L)))
+                .addNode(node("Cast", "cat", "cf", attr("to", (long) TensorProto.DataType.FLOAT_VALUE)))
+                .addNode(node("Identity", "cf", "id"))
+                .addNode(Onnx.node("Gemm", new String[] {"id", "W2", "C"}, new String[] {"y"}, attr("beta", 0.7f)))
+                .build();
+        return Onnx.model(13, g);
+    }
+
     private static float[] plusOne(float[] v) {
         for (int i = 0; i < v.length; i++) {
             v[i] += 1f;
