@@ -48,8 +48,36 @@ final class ElementwiseOps {
         t.put("Not", c -> foldOnly(c, "a run-time boolean", () -> c.fold.map1(c.host(0), OnnxTypes.BOOL, x -> x == 0 ? 1 : 0)));
         t.put("Max", binary(null, Math::max));
         t.put("Min", binary(null, Math::min));
-        t.put("Where", c -> foldOnly(c, "Where with a run-time condition or values",
-                () -> c.fold.map(List.of(c.host(0), c.host(1), c.host(2)), c.host(1).elemType(), v -> v[0] != 0 ? v[1] : v[2])));
+        t.put("Where", ElementwiseOps::where);
+    }
+
+    /**
+     * Where on host values folds. With a host condition and one run-time side x (the other side y on the host),
+     * as attention masks are written ({@code where(causal, scores, -inf)}), it becomes {@code x·keep + fill}:
+     * keep is 1 where x is chosen and 0 elsewhere, fill is y where y is chosen and 0 elsewhere, so a -inf fill
+     * gives -inf and never NaN (x·0 is 0 for finite x).
+     */
+    private static void where(ImportContext c) {
+        if (c.allHost()) {
+            c.output(0, c.fold.map(List.of(c.host(0), c.host(1), c.host(2)), c.host(1).elemType(), v -> v[0] != 0 ? v[1] : v[2]));
+            return;
+        }
+        if (!c.isHost(0) || c.isHost(1) == c.isHost(2)) {
+            throw unsupported(c, "with a run-time condition, or run-time values on both sides");
+        }
+        int xi = c.isHost(1) ? 2 : 1;
+        HostTensor cond = c.host(0);
+        HostTensor y = c.host(3 - xi);
+        boolean xWhenTrue = xi == 1;
+        Value x = c.run(xi);
+        int type = OnnxTypes.fromDtype(x.type().dtype());
+        HostTensor keep = c.fold.map(List.of(cond, y), type, v -> (v[0] != 0) == xWhenTrue ? 1 : 0);
+        HostTensor fill = c.fold.map(List.of(cond, y), type, v -> (v[0] != 0) == xWhenTrue ? 0 : v[1]);
+        Value out = x;
+        if (java.util.Arrays.stream(keep.values()).anyMatch(k -> k == 0)) {
+            out = c.op(Op.MUL, Attrs.EMPTY, out, c.runHost("keep", keep));
+        }
+        c.output(0, c.op(Op.ADD, Attrs.EMPTY, out, c.runHost("fill", fill)));
     }
 
     private static double divide(double a, double b) {

@@ -193,6 +193,11 @@ final class ImportContext {
         return (int) a;
     }
 
+    /** A host value made at import (not an ONNX value) as a run-time tensor, named after the node and {@code role}. */
+    Value runHost(String role, HostTensor t) {
+        return hostToGraph((node.getName().isEmpty() ? node.getOutput(0) : node.getName()) + "." + role, t);
+    }
+
     private Value hostToGraph(String name, HostTensor t) {
         DType d = OnnxTypes.dtype(t.elemType());
         if (d == null) {

@@ -41,6 +41,7 @@ class OnnxRuntimeDifferentialTest {
                 Arguments.of("rms_norm_silu", (LongFunction<ModelProto>) TestModels::rmsNormSilu, new int[] {2, 6, TestModels.WIDTH}),
                 Arguments.of("attention_shape_arithmetic", (LongFunction<ModelProto>) TestModels::shapeArithmetic, new int[] {2, 7, TestModels.WIDTH}),
                 Arguments.of("attention_shape_arithmetic", (LongFunction<ModelProto>) TestModels::shapeArithmetic, new int[] {1, 16, TestModels.WIDTH}),
+                Arguments.of("where_causal_mask", (LongFunction<ModelProto>) TestModels::whereMask, new int[] {2, 6, 6}),
                 Arguments.of("movement", (LongFunction<ModelProto>) TestModels::movement, new int[] {3, 6, 8}));
     }
 

@@ -211,6 +211,30 @@ final class TestModels {
         return Onnx.model(13, g);
     }
 
+    /**
+     * A causal mask as Hugging Face models write it: where(col <= row, scores, -inf), the condition from Range,
+     * Unsqueeze and LessOrEqual on the folded sequence length; then Softmax. x (batch, seq, seq) -> y.
+     */
+    static ModelProto whereMask(long seed) {
+        GraphProto g = GraphProto.newBuilder().setName("where_mask")
+                .addInput(floatValue("x", "batch", "seq", "seq"))
+                .addOutput(floatValue("y", "batch", "seq", "seq"))
+                .addInitializer(int64s("i1", 1).toBuilder().clearDims().build())
+                .addInitializer(int64s("zero_i", 0).toBuilder().clearDims().build())
+                .addInitializer(int64s("ax0", 0)).addInitializer(int64s("ax1", 1))
+                .addInitializer(scalar("ninf", Float.NEGATIVE_INFINITY))
+                .addNode(node("Shape", "x", "shp"))
+                .addNode(node2("Gather", "shp", "i1", "s"))
+                .addNode(Onnx.node("Range", new String[] {"zero_i", "s", "i1"}, new String[] {"r"}))
+                .addNode(node2("Unsqueeze", "r", "ax1", "row"))
+                .addNode(node2("Unsqueeze", "r", "ax0", "col"))
+                .addNode(node2("LessOrEqual", "col", "row", "keep"))
+                .addNode(Onnx.node("Where", new String[] {"keep", "x", "ninf"}, new String[] {"masked"}))
+                .addNode(node("Softmax", "masked", "y", attr("axis", -1L)))
+                .build();
+        return Onnx.model(16, g);
+    }
+
     private static float[] plusOne(float[] v) {
         for (int i = 0; i < v.length; i++) {
             v[i] += 1f;
