@@ -34,6 +34,10 @@ final class ElementwiseOps {
         t.put("Abs", unary(null, Math::abs));
         t.put("Floor", unary(null, Math::floor));
         t.put("Ceil", unary(null, Math::ceil));
+        t.put("Cos", unary(null, Math::cos)); // rotary tables: cos/sin of positions x frequencies fold
+        t.put("Sin", unary(null, Math::sin));
+        t.put("IsNaN", c -> foldOnly(c, "on a run-time tensor", () -> c.fold.map1(c.host(0), OnnxTypes.BOOL, x -> Double.isNaN(x) ? 1 : 0)));
+        t.put("IsInf", c -> foldOnly(c, "on a run-time tensor", () -> c.fold.map1(c.host(0), OnnxTypes.BOOL, x -> Double.isInfinite(x) ? 1 : 0)));
         t.put("Reciprocal", ElementwiseOps::reciprocal);
         t.put("Identity", c -> pass(c));
         t.put("Dropout", c -> pass(c)); // inference: the identity (its mask output is not supported)

@@ -22,6 +22,8 @@ final class FoldOps {
         t.put("ConstantOfShape", FoldOps::constantOfShape);
         t.put("Range", FoldOps::range);
         t.put("Trilu", FoldOps::trilu);
+        t.put("CumSum", FoldOps::cumSum);
+        t.put("GatherElements", FoldOps::gatherElements);
         t.put("ReduceMean", c -> {
             throw ElementwiseOps.unsupported(c, "(outside a recognised LayerNorm or RMSNorm pattern)");
         });
@@ -128,5 +130,75 @@ final class FoldOps {
             }
         }
         c.output(0, new HostTensor(x.elemType(), d, out));
+    }
+
+    /** Running sums along one axis (exclusive and reverse as attributes), on a host value. */
+    private static void cumSum(ImportContext c) {
+        if (!c.allHost()) {
+            throw ElementwiseOps.unsupported(c, "on a run-time tensor");
+        }
+        HostTensor x = c.host(0);
+        long[] d = x.dims();
+        int axis = c.axis((long) c.host(1).scalarValue(), d.length);
+        boolean exclusive = Attributes.getInt(c, "exclusive", 0) != 0;
+        boolean reverse = Attributes.getInt(c, "reverse", 0) != 0;
+        long inner = HostTensor.numel(Arrays.copyOfRange(d, axis + 1, d.length));
+        long n = d[axis];
+        double[] out = c.fold.alloc(d);
+        for (long base = 0; base < out.length; base += n * inner) {
+            for (long e = 0; e < inner; e++) {
+                double acc = 0;
+                for (long k = 0; k < n; k++) {
+                    long j = reverse ? n - 1 - k : k;
+                    int at = (int) (base + j * inner + e);
+                    double v = x.values()[at];
+                    out[at] = OnnxTypes.round(x.elemType(), exclusive ? acc : acc + v);
+                    acc += v;
+                }
+            }
+        }
+        c.output(0, new HostTensor(x.elemType(), d, out));
+    }
+
+    /** out[i][j]... = data[...][index[i][j]...][...] along one axis, on host values. */
+    private static void gatherElements(ImportContext c) {
+        if (!c.allHost()) {
+            throw ElementwiseOps.unsupported(c, "on a run-time tensor");
+        }
+        HostTensor data = c.host(0);
+        HostTensor idx = c.host(1);
+        long[] d = data.dims();
+        long[] id = idx.dims();
+        int axis = c.axis(Attributes.getInt(c, "axis", 0), d.length);
+        if (id.length != d.length) {
+            throw c.fail("indices of rank " + id.length + " for data of rank " + d.length);
+        }
+        long[] strides = new long[d.length];
+        long acc = 1;
+        for (int i = d.length - 1; i >= 0; i--) {
+            strides[i] = acc;
+            acc *= d[i];
+        }
+        double[] out = c.fold.alloc(id);
+        long[] pos = new long[id.length];
+        for (int i = 0; i < out.length; i++) {
+            long off = 0;
+            for (int k = 0; k < id.length; k++) {
+                long at = pos[k];
+                if (k == axis) {
+                    long v = (long) idx.values()[i];
+                    at = v < 0 ? v + d[k] : v;
+                }
+                if (at < 0 || at >= d[k]) {
+                    throw c.fail("index " + Arrays.toString(pos) + " is outside " + Arrays.toString(d));
+                }
+                off += at * strides[k];
+            }
+            out[i] = data.values()[(int) off];
+            for (int k = id.length - 1; k >= 0 && ++pos[k] == id[k]; k--) {
+                pos[k] = 0;
+            }
+        }
+        c.output(0, new HostTensor(data.elemType(), id, out));
     }
 }
