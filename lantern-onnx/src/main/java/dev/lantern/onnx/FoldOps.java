@@ -1,0 +1,204 @@
+package dev.lantern.onnx;
+
+import onnx.Onnx.AttributeProto;
+import onnx.Onnx.TensorProto;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Ops whose results are known at import time once the input shapes are bound: constants, Shape and Size,
+ * ConstantOfShape, Range, Trilu. Exporters build masks and reshape targets from them; folding them leaves
+ * the Lantern graph with static shapes only.
+ */
+final class FoldOps {
+    private FoldOps() {}
+
+    static void register(Map<String, OpImporter> t) {
+        t.put("Constant", FoldOps::constant);
+        t.put("Shape", FoldOps::shape);
+        t.put("Size", c -> c.output(0, HostTensor.scalar(OnnxTypes.INT64, HostTensor.numel(c.dimsOf(0)))));
+        t.put("ConstantOfShape", FoldOps::constantOfShape);
+        t.put("Range", FoldOps::range);
+        t.put("Trilu", FoldOps::trilu);
+        t.put("CumSum", FoldOps::cumSum);
+        t.put("GatherElements", FoldOps::gatherElements);
+        t.put("ReduceMean", c -> {
+            throw ElementwiseOps.unsupported(c, "(outside a recognised LayerNorm or RMSNorm pattern)");
+        });
+        t.put("ReduceSum", c -> {
+            throw ElementwiseOps.unsupported(c, "(reductions)");
+        });
+    }
+
+    private static void constant(ImportContext c) {
+        if (c.node().getAttributeCount() != 1) {
+            throw c.fail("Constant takes exactly one value attribute, found " + c.node().getAttributeCount());
+        }
+        AttributeProto a = c.node().getAttribute(0);
+        HostTensor h = switch (a.getName()) {
+            case "value" -> {
+                TensorProto t = Attributes.getTensor(c, "value");
+                c.define(c.node().getOutput(0), new Val.Weight(t.toBuilder().setName(c.node().getOutput(0)).build()));
+                yield null;
+            }
+            case "value_float" -> HostTensor.scalar(OnnxTypes.FLOAT, (float) Attributes.getFloat(c, "value_float", 0));
+            case "value_int" -> HostTensor.scalar(OnnxTypes.INT64, Attributes.getInt(c, "value_int", 0));
+            case "value_ints" -> HostTensor.vector(OnnxTypes.INT64, Attributes.getInts(c, "value_ints"));
+            case "value_floats" -> {
+                AttributeProto f = Attributes.find(c, "value_floats", AttributeProto.AttributeType.FLOATS);
+                double[] v = new double[f.getFloatsCount()];
+                for (int i = 0; i < v.length; i++) {
+                    v[i] = f.getFloats(i);
+                }
+                yield new HostTensor(OnnxTypes.FLOAT, new long[] {v.length}, v);
+            }
+            default -> throw ElementwiseOps.unsupported(c, "with attribute '" + a.getName() + "'");
+        };
+        if (h != null) {
+            c.output(0, h);
+        }
+    }
+
+    /** The input's dims [start, end) as int64; the input itself is never read. */
+    private static void shape(ImportContext c) {
+        long[] d = c.dimsOf(0);
+        int r = d.length;
+        long start = Attributes.getInt(c, "start", 0);
+        long end = Attributes.getInt(c, "end", r);
+        start = Math.clamp(start < 0 ? start + r : start, 0, r);
+        end = Math.clamp(end < 0 ? end + r : end, 0, r);
+        c.output(0, HostTensor.vector(OnnxTypes.INT64, Arrays.copyOfRange(d, (int) start, (int) Math.max(start, end))));
+    }
+
+    private static void constantOfShape(ImportContext c) {
+        long[] dims = c.host(0).longs();
+        TensorDecoder.checkShape(dims, c.limits, c.where() + ": the result");
+        TensorProto v = Attributes.getTensor(c, "value");
+        int type = OnnxTypes.FLOAT;
+        double value = 0;
+        if (v != null) {
+            HostTensor h = c.hostOf(v);
+            type = h.elemType();
+            value = h.scalarValue();
+        }
+        final double fill = value;
+        c.output(0, c.fold.mapTo(List.of(), dims, type, args -> fill));
+    }
+
+    private static void range(ImportContext c) {
+        HostTensor start = c.host(0);
+        double s = start.scalarValue();
+        double limit = c.host(1).scalarValue();
+        double delta = c.host(2).scalarValue();
+        if (delta == 0 || Double.isNaN(s) || Double.isNaN(limit) || Double.isNaN(delta)) {
+            throw c.fail("Range needs a non-zero delta and numbers, found " + s + ", " + limit + ", " + delta);
+        }
+        double count = Math.max(Math.ceil((limit - s) / delta), 0);
+        if (count > c.limits.maxFoldElements()) {
+            throw c.fail("Range of " + count + " elements is too large to compute at import time");
+        }
+        double[] v = c.fold.alloc(new long[] {(long) count});
+        for (int i = 0; i < v.length; i++) {
+            v[i] = OnnxTypes.round(start.elemType(), s + i * delta);
+        }
+        c.output(0, new HostTensor(start.elemType(), new long[] {v.length}, v));
+    }
+
+    /** Keeps the upper (or lower) triangle of the last two axes, from diagonal k. */
+    private static void trilu(ImportContext c) {
+        HostTensor x = c.isHost(0) ? c.host(0) : null;
+        if (x == null) {
+            throw ElementwiseOps.unsupported(c, "on a run-time tensor");
+        }
+        long k = c.hasInput(1) ? (long) c.host(1).scalarValue() : 0;
+        boolean upper = Attributes.getInt(c, "upper", 1) != 0;
+        long[] d = x.dims();
+        if (d.length < 2) {
+            throw c.fail("Trilu needs rank >= 2, found " + Arrays.toString(d));
+        }
+        long rows = d[d.length - 2];
+        long cols = d[d.length - 1];
+        double[] out = x.values().clone();
+        for (int i = 0; i < out.length; i++) {
+            long col = i % cols;
+            long row = (i / cols) % rows;
+            boolean keep = upper ? col - row >= k : col - row <= k;
+            if (!keep) {
+                out[i] = 0;
+            }
+        }
+        c.output(0, new HostTensor(x.elemType(), d, out));
+    }
+
+    /** Running sums along one axis (exclusive and reverse as attributes), on a host value. */
+    private static void cumSum(ImportContext c) {
+        if (!c.allHost()) {
+            throw ElementwiseOps.unsupported(c, "on a run-time tensor");
+        }
+        HostTensor x = c.host(0);
+        long[] d = x.dims();
+        int axis = c.axis((long) c.host(1).scalarValue(), d.length);
+        boolean exclusive = Attributes.getInt(c, "exclusive", 0) != 0;
+        boolean reverse = Attributes.getInt(c, "reverse", 0) != 0;
+        long inner = HostTensor.numel(Arrays.copyOfRange(d, axis + 1, d.length));
+        long n = d[axis];
+        double[] out = c.fold.alloc(d);
+        for (long base = 0; base < out.length; base += n * inner) {
+            for (long e = 0; e < inner; e++) {
+                double acc = 0;
+                for (long k = 0; k < n; k++) {
+                    long j = reverse ? n - 1 - k : k;
+                    int at = (int) (base + j * inner + e);
+                    double v = x.values()[at];
+                    out[at] = OnnxTypes.round(x.elemType(), exclusive ? acc : acc + v);
+                    acc += v;
+                }
+            }
+        }
+        c.output(0, new HostTensor(x.elemType(), d, out));
+    }
+
+    /** out[i][j]... = data[...][index[i][j]...][...] along one axis, on host values. */
+    private static void gatherElements(ImportContext c) {
+        if (!c.allHost()) {
+            throw ElementwiseOps.unsupported(c, "on a run-time tensor");
+        }
+        HostTensor data = c.host(0);
+        HostTensor idx = c.host(1);
+        long[] d = data.dims();
+        long[] id = idx.dims();
+        int axis = c.axis(Attributes.getInt(c, "axis", 0), d.length);
+        if (id.length != d.length) {
+            throw c.fail("indices of rank " + id.length + " for data of rank " + d.length);
+        }
+        long[] strides = new long[d.length];
+        long acc = 1;
+        for (int i = d.length - 1; i >= 0; i--) {
+            strides[i] = acc;
+            acc *= d[i];
+        }
+        double[] out = c.fold.alloc(id);
+        long[] pos = new long[id.length];
+        for (int i = 0; i < out.length; i++) {
+            long off = 0;
+            for (int k = 0; k < id.length; k++) {
+                long at = pos[k];
+                if (k == axis) {
+                    long v = (long) idx.values()[i];
+                    at = v < 0 ? v + d[k] : v;
+                }
+                if (at < 0 || at >= d[k]) {
+                    throw c.fail("index " + Arrays.toString(pos) + " is outside " + Arrays.toString(d));
+                }
+                off += at * strides[k];
+            }
+            out[i] = data.values()[(int) off];
+            for (int k = id.length - 1; k >= 0 && ++pos[k] == id[k]; k--) {
+                pos[k] = 0;
+            }
+        }
+        c.output(0, new HostTensor(data.elemType(), id, out));
+    }
+}
