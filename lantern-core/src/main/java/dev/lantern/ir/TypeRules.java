@@ -84,6 +84,7 @@ final class TypeRules {
     }
 
     static TensorType softmax(List<TensorType> in, Attrs a) {
+        requireFinite(a, "scale", Double.NEGATIVE_INFINITY);
         TensorType x = floating(in, a);
         if (a.getBool("causal", false) && x.shape().rank() < 2) {
             throw new TypeException("causal softmax needs rank >= 2 (query, key), found " + x);
@@ -91,8 +92,23 @@ final class TypeRules {
         return x;
     }
 
+    /**
+     * A float attribute that must be a finite number of at least {@code min}: a negative or NaN
+     * {@code eps} makes every row NaN, an infinite {@code scale} NaN after the max subtraction.
+     */
+    static void requireFinite(Attrs a, String key, double min) {
+        if (!a.has(key)) {
+            return;
+        }
+        double v = a.getDouble(key, 0);
+        if (!Double.isFinite(v) || v < min) {
+            throw new TypeException("attribute '" + key + "' must be a finite number" + (min > Double.NEGATIVE_INFINITY ? " >= " + min : "") + ", found " + v);
+        }
+    }
+
     /** x (..., D); weight (D); bias (D) when present. */
     static TensorType norm(List<TensorType> in, Attrs a) {
+        requireFinite(a, "eps", 0);
         TensorType x = floating(in, a);
         int d = x.shape().last();
         for (int i = 1; i < in.size(); i++) {
@@ -107,6 +123,7 @@ final class TypeRules {
 
     /** x (batch, heads, seq, head_dim) with head_dim even. */
     static TensorType rope(List<TensorType> in, Attrs a) {
+        requireFinite(a, "base", Double.MIN_VALUE);
         TensorType x = floating(in, a);
         if (x.shape().rank() != 4 || x.shape().last() % 2 != 0) {
             throw new TypeException("rope expects (batch, heads, seq, head_dim) with an even head_dim, found " + x);
@@ -202,6 +219,8 @@ final class TypeRules {
 
     /** q (b, h, s, d), k (b, h, t, d), v (b, h, t, e) -> (b, h, s, e), or that permuted by {@code out_perm}. */
     static TensorType attention(List<TensorType> in, Attrs a) {
+        requireFinite(a, "scale", Double.NEGATIVE_INFINITY);
+        requireFinite(a, "rope_base", Double.MIN_VALUE);
         TensorType t = attentionPlain(in, a);
         if (a.getBool("rope", false) && in.get(0).shape().dim(3) % 2 != 0) {
             throw new TypeException("attention with rope needs an even head_dim, found " + in.get(0));

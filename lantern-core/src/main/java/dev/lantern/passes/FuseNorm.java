@@ -80,6 +80,9 @@ public final class FuseNorm implements Pass {
                     if (Build.isScalarConstant(c) && cx.type(m.input(side)).shape().equals(m.type().shape())) {
                         double v = c.attrs().getDouble("value", 1.0);
                         double scale = n.attrs().getDouble("scale", 1.0) * (m.op() == Op.MUL ? v : 1 / v);
+                        if (!Double.isFinite(scale)) {
+                            return null; // x·inf or x/0 is not a scale a softmax takes: keep the product
+                        }
                         return Rewrite.to(Build.named(cx, n.name(), Op.SOFTMAX, n.attrs().with("scale", scale), List.of(m.input(side))));
                     }
                 }

@@ -144,7 +144,12 @@ class FuzzFindingsTest {
             // strides the producer cannot have given
             "%0 = permute(%x) {perm=[1,0]} : f32[8,4]@[0,0]                                               | f32[4,8]    | strides",
             "%0 = reshape(%x) {shape=[8,4]} : f32[8,4]@[1,8]                                              | f32[4,8]    | strides",
-            "%0 = gelu(%x) {approximate=\"banana\"} : f32[4]                                              | f32[4]      | approximate"})
+            "%0 = gelu(%x) {approximate=\"banana\"} : f32[4]                                              | f32[4]      | approximate",
+            // float attributes outside their meaning: every row NaN (found by GraphFuzzTest: eps=-2.5)
+            "%0 = rms_norm(%x, %x) {eps=-2.5} : f32[4]                                                     | f32[4]      | must be a finite number >= 0.0",
+            "%0 = layer_norm(%x, %x) {eps=nan} : f32[4]                                                   | f32[4]      | NaN",
+            "%0 = softmax(%x) {scale=inf} : f32[4]                                                        | f32[4]      | found Infinity",
+            "%0 = rope(%x) {base=0.0} : f32[1,1,2,4]                                                      | f32[1,1,2,4] | must be a finite number >= 4.9E-324"})
     void invalidGraphsAreRefused(String node, String xType, String says) {
         LanternException e = assertThrows(LanternException.class, () -> Verifier.verify(IrParser.parse(
                 "graph @bad {\n  %x = input {name=\"x\"} : " + xType + "\n  " + node + "\n  return %0\n}\n")));

@@ -99,6 +99,21 @@ class FusionFindingsTest {
         check(g, 44);
     }
 
+    /** softmax(x · inf) keeps its product: an infinite scale is not one softmax takes. */
+    @Test
+    void infiniteScaleStaysOutOfSoftmax() {
+        Graph g = parse("""
+                  %x = input {name="x"} : f32[4,8]
+                  %c = constant {value=inf} : f32[]
+                  %0 = mul(%x, %c) : f32[4,8]
+                  %1 = softmax(%0) : f32[4,8]
+                  return %1
+                """);
+        Graph fused = Passes.byName("fuse-norm").run(g);
+        assertEquals(Op.MUL, fused.node(fused.node("1").input(0)).op(), fused.toString());
+        GraphChecks.everyPassRoundTrips(g);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"i32", "bool"})
     void integerCastsBesideGemmAndNormAreLeftAlone(String to) {
