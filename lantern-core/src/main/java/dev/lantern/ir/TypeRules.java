@@ -86,6 +86,7 @@ final class TypeRules {
     static TensorType softmax(List<TensorType> in, Attrs a) {
         requireFinite(a, "scale", Double.NEGATIVE_INFINITY);
         TensorType x = floating(in, a);
+        requireRows(x, "softmax");
         if (a.getBool("causal", false) && x.shape().rank() < 2) {
             throw new TypeException("causal softmax needs rank >= 2 (query, key), found " + x);
         }
@@ -106,10 +107,18 @@ final class TypeRules {
         }
     }
 
+    /** Row-wise ops work along the last axis: a scalar has none (found by the graph fuzzer: softmax of f32[]). */
+    static void requireRows(TensorType x, String what) {
+        if (x.shape().rank() == 0) {
+            throw new TypeException(what + " works along the last axis and needs rank >= 1, found " + x);
+        }
+    }
+
     /** x (..., D); weight (D); bias (D) when present. */
     static TensorType norm(List<TensorType> in, Attrs a) {
         requireFinite(a, "eps", 0);
         TensorType x = floating(in, a);
+        requireRows(x, "a norm");
         int d = x.shape().last();
         for (int i = 1; i < in.size(); i++) {
             Shape p = in.get(i).shape();

@@ -53,10 +53,6 @@ final class WorkGraph {
         return new Graph(name, List.copyOf(order.values()), outputs);
     }
 
-    int size() {
-        return order.size();
-    }
-
     Node node(String value) {
         return byName.get(value);
     }

@@ -149,7 +149,10 @@ class FuzzFindingsTest {
             "%0 = rms_norm(%x, %x) {eps=-2.5} : f32[4]                                                     | f32[4]      | must be a finite number >= 0.0",
             "%0 = layer_norm(%x, %x) {eps=nan} : f32[4]                                                   | f32[4]      | NaN",
             "%0 = softmax(%x) {scale=inf} : f32[4]                                                        | f32[4]      | found Infinity",
-            "%0 = rope(%x) {base=0.0} : f32[1,1,2,4]                                                      | f32[1,1,2,4] | must be a finite number >= 4.9E-324"})
+            "%0 = rope(%x) {base=0.0} : f32[1,1,2,4]                                                      | f32[1,1,2,4] | must be a finite number >= 4.9E-324",
+            // a row-wise op of a scalar has no rows (found by GraphFuzzTest: softmax of f32[] crashed the CPU kernel)
+            "%0 = softmax(%x) : f32[]                                                                     | f32[]       | needs rank >= 1",
+            "%0 = rms_norm(%x, %x) : f32[]                                                                | f32[]       | needs rank >= 1"})
     void invalidGraphsAreRefused(String node, String xType, String says) {
         LanternException e = assertThrows(LanternException.class, () -> Verifier.verify(IrParser.parse(
                 "graph @bad {\n  %x = input {name=\"x\"} : " + xType + "\n  " + node + "\n  return %0\n}\n")));
