@@ -75,6 +75,11 @@ public final class KernelLowering {
         };
     }
 
+    /** Whether input {@code input} of {@code op} is integer ids that its kernel reads as indices, not as numbers. */
+    public static boolean readsIntegerIds(Op op, int input) {
+        return op == Op.GATHER && input == 1;
+    }
+
     /** Whether some kernel computes {@code op}. */
     public static boolean supports(Op op) {
         return TABLE.containsKey(op);
