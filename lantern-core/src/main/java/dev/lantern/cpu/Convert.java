@@ -110,12 +110,16 @@ public final class Convert {
         }
     }
 
-    /** A whole contiguous row of a view: the last axis starting at element {@code off}. */
+    /** A whole contiguous row of a view: the last axis starting at element {@code off}. A scalar is one row of one. */
     public static void loadRow(View v, long off, float[] dst, int n) {
-        load(v.segment(), v.dtype(), off, v.strides()[v.rank() - 1], dst, 0, n);
+        load(v.segment(), v.dtype(), off, rowStride(v), dst, 0, n);
     }
 
     public static void storeRow(float[] src, View v, long off, int n) {
-        store(src, 0, v.segment(), v.dtype(), off, v.strides()[v.rank() - 1], n);
+        store(src, 0, v.segment(), v.dtype(), off, rowStride(v), n);
+    }
+
+    private static long rowStride(View v) {
+        return v.rank() == 0 ? 1 : v.strides()[v.rank() - 1];
     }
 }

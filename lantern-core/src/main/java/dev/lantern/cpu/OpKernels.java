@@ -51,6 +51,7 @@ public final class OpKernels {
                 Copy.run(in.getFirst().slice(axis, a.getInt("start", 0), a.getInt("end", 0)), out);
             }
             case CONCAT -> Copy.concat(in, axis(a.getInt("axis", 0), out.rank()), out);
+            case GATHER -> Gather.run(in.get(0), in.get(1), axis(a.getInt("axis", 0), in.get(0).rank()), out);
             case ATTENTION -> {
                 if (a.getBool("rope", false) || a.has("out_perm")) {
                     throw fusedOnly(n);

@@ -71,7 +71,8 @@ public final class CompiledCpuExecutor implements AutoCloseable {
                 if (t == null) {
                     throw new LanternException("compiled: no tensor given for param \"" + key + "\" (" + n + ")");
                 }
-                fixed.put(n.name(), View.of(t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype())).reshape(n.type().shape()));
+                Tensor typed = t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype());
+                fixed.put(n.name(), n.type().layout().isContiguous() ? View.of(typed).reshape(n.type().shape()) : strided(key, typed, n.type()));
             } else if (n.op() == Op.CONSTANT) {
                 Tensor c = Tensor.allocate(n.type());
                 Elementwise.fill(View.of(c), (float) n.attrs().getDouble("value", 0));
@@ -80,6 +81,22 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         }
         bound_ = true;
         return this;
+    }
+
+    /**
+     * A param whose type is strided (a transposed weight handed over as stored) read at those strides,
+     * as the eager executor and the reference read it; refused when the strides reach past the tensor.
+     */
+    private static View strided(String key, Tensor t, TensorType type) {
+        long[] st = type.layout().strides(type.shape());
+        long last = 0;
+        for (int i = 0; i < st.length; i++) {
+            last += (long) (type.shape().dim(i) - 1) * st[i];
+        }
+        if (type.shape().numel() > 0 && last >= t.numel()) {
+            throw new LanternException("compiled: param \"" + key + "\" is " + t + ", too small for " + type);
+        }
+        return View.strided(t, type.shape(), st);
     }
 
     /** One forward: inputs by name; outputs by the source graph's SSA names, as fresh dense tensors. */

@@ -65,6 +65,13 @@ public enum Op {
             "%1 = slice(%0) {axis=2, end=256, start=0} : f32[2,128,256]", "axis:i!", "start:i!", "end:i!"),
     CONCAT("concat", OpKind.MOVEMENT, 1, Integer.MAX_VALUE, TypeRules::concat,
             "%2 = concat(%0, %1) {axis=-1} : f32[2,128,512]", "axis:i!"),
+    /**
+     * Rows of a table picked by integer ids (an embedding lookup): {@code numpy.take(table, ids, axis)},
+     * result shape {@code table[:axis] ++ ids ++ table[axis+1:]}. Ids are i32 or i64; a negative id counts
+     * from the end once (ONNX: {@code -n..n-1}); anything outside is a run-time error, never a read.
+     */
+    GATHER("gather", OpKind.MOVEMENT, 2, 2, TypeRules::gather,
+            "%2 = gather(%0, %1) {axis=0} : f32[2,128,768]", "axis:i=0"),
 
     // --- composites made by fusion
     /**

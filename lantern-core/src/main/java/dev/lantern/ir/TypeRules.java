@@ -226,6 +226,34 @@ final class TypeRules {
         return TensorType.of(in.getFirst().dtype(), x.withDim(ax, (int) total));
     }
 
+    /** table (..., n, ...) of any dtype, ids i32/i64 of any shape -> table[:axis] ++ ids ++ table[axis+1:]. */
+    static TensorType gather(List<TensorType> in, Attrs a) {
+        if (in.size() != 2) {
+            throw new TypeException("gather takes a table and ids, found " + in.size() + " inputs");
+        }
+        Shape table = in.get(0).shape();
+        TensorType ids = in.get(1);
+        if (ids.dtype() != DType.I32 && ids.dtype() != DType.I64) {
+            throw new TypeException("gather ids must be i32 or i64, found " + ids);
+        }
+        if (table.rank() == 0) {
+            throw new TypeException("gather needs a table of rank >= 1, found " + in.get(0));
+        }
+        int ax = axis(a.getInt("axis", 0), table.rank());
+        int[] out = new int[table.rank() - 1 + ids.shape().rank()];
+        int o = 0;
+        for (int i = 0; i < table.rank(); i++) {
+            if (i == ax) {
+                for (int d : ids.shape().dims()) {
+                    out[o++] = d;
+                }
+            } else {
+                out[o++] = table.dim(i);
+            }
+        }
+        return TensorType.of(in.getFirst().dtype(), Shape.of(out));
+    }
+
     /** q (b, h, s, d), k (b, h, t, d), v (b, h, t, e) -> (b, h, s, e), or that permuted by {@code out_perm}. */
     static TensorType attention(List<TensorType> in, Attrs a) {
         requireFinite(a, "scale", Double.NEGATIVE_INFINITY);

@@ -55,6 +55,7 @@ public final class KernelLowering {
         TABLE.put(Op.RESHAPE, KernelLowering::copy);
         TABLE.put(Op.SLICE, KernelLowering::copy);
         TABLE.put(Op.CONCAT, KernelLowering::copy);
+        TABLE.put(Op.GATHER, KernelLowering::gather);
         for (Op op : Op.values()) {
             if (op.isElementwise()) {
                 TABLE.put(op, KernelLowering::elementwise);
@@ -72,6 +73,11 @@ public final class KernelLowering {
             case PERMUTE, TRANSPOSE -> !n.type().layout().isContiguous();
             default -> false;
         };
+    }
+
+    /** Whether input {@code input} of {@code op} is integer ids that its kernel reads as indices, not as numbers. */
+    public static boolean readsIntegerIds(Op op, int input) {
+        return op == Op.GATHER && input == 1;
     }
 
     /** Whether some kernel computes {@code op}. */
@@ -250,6 +256,28 @@ public final class KernelLowering {
             c.args().forEach(a -> calls(a, out));
             out.add(c.fn().startsWith("gelu") ? "gelu" : c.fn().startsWith("cast") ? "cast" : c.fn());
         }
+    }
+
+    /** One task per gathered row (outer × ids); each copies the {@code inner} elements after the axis. */
+    private static Described gather(Node n, Graph g) {
+        Shape table = g.type(n.input(0)).shape();
+        Shape ids = g.type(n.input(1)).shape();
+        int axis = n.attrs().getInt("axis", 0);
+        axis = axis < 0 ? axis + table.rank() : axis;
+        long outer = 1;
+        long inner = 1;
+        for (int a = 0; a < table.rank(); a++) {
+            if (a < axis) {
+                outer *= table.dim(a);
+            } else if (a > axis) {
+                inner *= table.dim(a);
+            }
+        }
+        Map<String, String> spec = Map.of("axis", "" + axis, "rows", "" + table.dim(axis), "ids", "" + ids.numel(),
+                "outer", "" + outer, "inner", "" + inner);
+        return new Described(KernelKind.COPY, List.of("gather"),
+                new IterationSpace(List.of(new IterationSpace.Axis("row", outer * ids.numel()), new IterationSpace.Axis("i", inner)), List.of()),
+                Tile.of("rows", 1, "cols", (int) Math.min(inner, Integer.MAX_VALUE)), List.of("table", "ids"), List.of(), spec);
     }
 
     private static Described copy(Node n, Graph g) {

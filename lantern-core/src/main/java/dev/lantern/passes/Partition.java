@@ -51,12 +51,22 @@ public final class Partition implements Pass {
             if (!KernelLowering.supports(n.op())) {
                 throw new PassException(name(), n, "no kernel computes " + n.op().text());
             }
-            if (!n.type().dtype().isFloating() || g.inputTypes(n).stream().anyMatch(t -> !t.dtype().isFloating())) {
+            if (!n.type().dtype().isFloating() || floatInputBreaks(n, g)) {
                 throw new PassException(name(), n, "kernels compute floating dtypes (f32, f16, bf16) only");
             }
             out.add(KernelLowering.lower(n, g, out.size(), target));
         }
         return out;
+    }
+
+    /** Whether an input that a kernel reads as numbers is not floating (gather's ids are integers by design). */
+    private static boolean floatInputBreaks(Node n, Graph g) {
+        for (int i = 0; i < n.inputs().size(); i++) {
+            if (!g.type(n.input(i)).dtype().isFloating() && !KernelLowering.readsIntegerIds(n.op(), i)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

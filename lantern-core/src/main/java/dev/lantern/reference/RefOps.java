@@ -283,6 +283,40 @@ final class RefOps {
         return new RefTensor(outShape, out);
     }
 
+    /**
+     * numpy.take(table, ids, axis): {@code (outer, n, inner)} → {@code (outer, ids, inner)}. Ids are exact
+     * integers in float64; every id is checked before any row is read.
+     */
+    static RefTensor gather(RefTensor table, RefTensor ids, int axis, Shape outShape) {
+        int[] dims = table.shape().dims();
+        int n = dims[axis];
+        long outer = 1;
+        long inner = 1;
+        for (int a = 0; a < dims.length; a++) {
+            if (a < axis) {
+                outer *= dims[a];
+            } else if (a > axis) {
+                inner *= dims[a];
+            }
+        }
+        int count = ids.data().length;
+        long[] rows = new long[count];
+        for (int i = 0; i < count; i++) {
+            rows[i] = dev.lantern.ir.IndexOutOfRangeException.wrap((long) ids.data()[i], n, i, "gather along axis " + axis + " of " + table.shape());
+        }
+        double[] out = new double[Math.toIntExact(outShape.numel())];
+        int o = 0;
+        for (long b = 0; b < outer; b++) {
+            for (int i = 0; i < count; i++) {
+                long src = (b * n + rows[i]) * inner;
+                for (long e = 0; e < inner; e++) {
+                    out[o++] = table.data()[(int) (src + e)];
+                }
+            }
+        }
+        return new RefTensor(outShape, out);
+    }
+
     // ---------------------------------------------------------------- attention
 
     /** softmax(scale·q·kᵀ, causal)·v with q (b,h,s,d), k (b,h,t,d), v (b,h,t,e). */

@@ -101,6 +101,7 @@ public final class ReferenceInterpreter {
             }
             case SLICE -> RefOps.slice(in.getFirst(), axis(a.getInt("axis", 0), out.rank()), a.getInt("start", 0), out);
             case CONCAT -> RefOps.concat(in, axis(a.getInt("axis", 0), out.rank()), out);
+            case GATHER -> RefOps.gather(in.get(0), in.get(1), axis(a.getInt("axis", 0), in.get(0).shape().rank()), out);
             // ops that fusion makes (passes' branch): the primitive ops they replace
             case ATTENTION -> CompositeRef.attention(n, in, a);
             case GEMM -> CompositeRef.gemm(n, in, a);

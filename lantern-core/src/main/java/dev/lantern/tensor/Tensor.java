@@ -117,8 +117,15 @@ public final class Tensor {
         return r;
     }
 
-    /** All elements as doubles, for references. */
+    /** All elements as doubles, for references; integers exactly (an i64 id past 2^24 is not a float). */
     public double[] toDoubles() {
+        if (dtype == DType.I64 || dtype == DType.I32) {
+            double[] r = new double[Math.toIntExact(numel())];
+            for (int i = 0; i < r.length; i++) {
+                r[i] = dtype == DType.I64 ? data.getAtIndex(I64, i) : data.getAtIndex(I32, i);
+            }
+            return r;
+        }
         float[] f = toFloats();
         double[] r = new double[f.length];
         for (int i = 0; i < f.length; i++) {

@@ -61,6 +61,7 @@ class OpDifferentialTest {
                 c.add(OpCase.of(Op.GELU, a("approximate", approx), t, s(5, 333)));
             }
             c.add(OpCase.of(Op.SOFTMAX, Attrs.EMPTY, t, s(7)));
+            c.add(OpCase.of(Op.SOFTMAX, a("scale", 2.0), t, s())); // a scalar is one row of one (fuzz finding: it indexed stride -1)
             c.add(OpCase.of(Op.SOFTMAX, a("causal", true, "scale", 0.3), t, s(3, 33, 33)));
             c.add(OpCase.of(Op.SOFTMAX, a("causal", true, "scale", 1.7), t, s(2, 2, 5, 9)));
             c.add(OpCase.of(Op.SOFTMAX, a("scale", 0.125), t, s(1, 1, 129)));
@@ -144,6 +145,7 @@ class OpDifferentialTest {
         covered.add(Op.PARAM); // covered by the block tests and stridedParam below
         // ops that only fusion makes run in the compiled executor (engine.cpu.FusedKernels), tested there
         covered.addAll(EnumSet.of(Op.GEMM, Op.FUSED_NORM, Op.ELEMENTWISE_FUSED));
+        covered.add(Op.GATHER); // its ids are integers, which OpCase does not draw: GatherTest
         assertEquals(EnumSet.allOf(Op.class), covered);
     }
 }

@@ -105,8 +105,24 @@ public final class RandomGraphs {
                 }
                 yield l;
             }
+            case GATHER -> s.rank() == 0 ? null : List.of(x, ids(s.numel() == 0));
             default -> List.of(x);
         };
+    }
+
+    /**
+     * Gather ids: a constant of 0 or -1 (in range for any table, so a well-typed graph runs), i32 or
+     * i64, of rank 0-2; none at all for a zero-size table, whose axis may have no row to pick.
+     * Random run-time ids would mostly be out of range: GatherTest covers those.
+     */
+    private String ids(boolean emptyTable) {
+        int rank = emptyTable ? 1 : data.consumeInt(0, 2);
+        int[] dims = new int[rank];
+        for (int i = 0; i < rank; i++) {
+            dims[i] = emptyTable ? 0 : data.consumeInt(1, 4);
+        }
+        return add(Op.CONSTANT, List.of(), Attrs.of("value", data.consumeBoolean() ? 0.0 : -1.0),
+                TensorType.of(data.consumeBoolean() ? DType.I64 : DType.I32, Shape.of(dims)));
     }
 
     private List<String> gemm(String a, TensorType at) {

@@ -276,7 +276,11 @@ final class MovementOps {
         c.define(c.node().getOutput(0), cur);
     }
 
-    /** Gather on host values, or along a constant index of a run-time tensor (a slice, not an embedding). */
+    /**
+     * Gather on host values (folded), along one constant index of a run-time tensor (a slice), or else
+     * Lantern's gather: run-time ids (an embedding lookup from a weight or a value), or several constant
+     * ids from a run-time tensor, range-checked here since they are known.
+     */
     private static void gather(ImportContext c) {
         long[] in = c.dimsOf(0);
         int axis = c.axis(Attributes.getInt(c, "axis", 0), in.length);
@@ -285,11 +289,22 @@ final class MovementOps {
             return;
         }
         if (!c.isHost(1)) {
-            throw ElementwiseOps.unsupported(c, "with run-time indices (an embedding lookup)");
+            Value ids = c.run(1);
+            if (ids.type().dtype() != dev.lantern.ir.DType.I64 && ids.type().dtype() != dev.lantern.ir.DType.I32) {
+                throw c.fail("indices must be int32 or int64, found " + ids.type());
+            }
+            c.output(0, c.op(Op.GATHER, Attrs.of("axis", axis), c.run(0), ids));
+            return;
         }
         HostTensor idx = c.host(1);
         if (idx.numel() != 1) {
-            throw ElementwiseOps.unsupported(c, "of several indices from a run-time tensor");
+            for (long k : idx.longs()) {
+                if (k < -in[axis] || k >= in[axis]) {
+                    throw c.fail("index " + k + " is outside axis " + axis + " of " + Arrays.toString(in));
+                }
+            }
+            c.output(0, c.op(Op.GATHER, Attrs.of("axis", axis), c.run(0), c.run(1)));
+            return;
         }
         long k = idx.longs()[0];
         long j = k < 0 ? k + in[axis] : k;
