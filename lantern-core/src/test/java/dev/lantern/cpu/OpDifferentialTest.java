@@ -61,7 +61,6 @@ class OpDifferentialTest {
                 c.add(OpCase.of(Op.GELU, a("approximate", approx), t, s(5, 333)));
             }
             c.add(OpCase.of(Op.SOFTMAX, Attrs.EMPTY, t, s(7)));
-            c.add(OpCase.of(Op.SOFTMAX, a("scale", 2.0), t, s())); // a scalar is one row of one (fuzz finding: it indexed stride -1)
             c.add(OpCase.of(Op.SOFTMAX, a("causal", true, "scale", 0.3), t, s(3, 33, 33)));
             c.add(OpCase.of(Op.SOFTMAX, a("causal", true, "scale", 1.7), t, s(2, 2, 5, 9)));
             c.add(OpCase.of(Op.SOFTMAX, a("scale", 0.125), t, s(1, 1, 129)));
