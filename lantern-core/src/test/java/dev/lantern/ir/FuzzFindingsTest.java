@@ -96,6 +96,21 @@ class FuzzFindingsTest {
         GraphChecks.compiledMatchesReference(g, 9, 1e-6);
     }
 
+    /** head_dim 0: every score is 0, so each output row is the mean of v's rows (found by GraphFuzzTest: rope divided by d). */
+    @Test
+    void attentionWithAnEmptyHeadDimRuns() {
+        Graph g = Verifier.verify(IrParser.parse("""
+                graph @a {
+                  %q = input {name="q"} : f32[1,2,3,0]
+                  %v = input {name="v"} : f32[1,2,3,4]
+                  %0 = attention(%q, %q, %v) {rope=true, scale=0.5} : f32[1,2,3,4]
+                  return %0
+                }
+                """));
+        GraphChecks.everyPassRoundTrips(g);
+        GraphChecks.compiledMatchesReference(g, 17, 1e-5);
+    }
+
     @Test
     void hugeInputIndexInAnExpressionIsATypedError() {
         Graph g = IrParser.parse("""
