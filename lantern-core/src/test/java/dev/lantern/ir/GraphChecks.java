@@ -85,7 +85,12 @@ public final class GraphChecks {
 
     private static double compiledRun(Graph g, long seed, double tol, boolean compare, boolean loose) {
         Map<String, Tensor> all = sources(g, seed);
-        Map<String, RefTensor> ref = ReferenceInterpreter.run(g, all);
+        Map<String, RefTensor> every = ReferenceInterpreter.runAll(g, all);
+        Map<String, RefTensor> ref = new HashMap<>();
+        g.outputs().forEach(o -> ref.put(o, every.get(o)));
+        // a value past 1e18 somewhere makes f32 intermediates overflow (a norm's sum of squares) where
+        // float64 does not: random graphs with such values are run, not compared
+        compare &= !loose || every.values().stream().allMatch(t -> java.util.Arrays.stream(t.data()).allMatch(v -> !(Math.abs(v) > 1e18)));
         CompiledModel cm = Compiler.compile(g, CompileOptions.defaults());
         Map<String, Tensor> params = new HashMap<>();
         Map<String, Tensor> inputs = new HashMap<>();
