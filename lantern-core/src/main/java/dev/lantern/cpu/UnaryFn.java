@@ -49,7 +49,7 @@ public enum UnaryFn {
         return switch (this) {
             case IDENTITY -> x;
             case NEG -> -x;
-            case RELU -> x > 0 ? x : 0f;
+            case RELU -> Math.max(x, 0f); // as the vector body's max: NaN stays NaN (as in PyTorch), -0 gives 0
             case EXP -> VMath.exp(x);
             case TANH -> VMath.tanh(x);
             case SILU -> x / (VMath.exp(-x) + 1f);

@@ -105,8 +105,9 @@ public final class Canonicalize implements Pass {
 
     /** An elementwise op over scalar constants only becomes a constant (computed in double, as the reference does). */
     private static Rewrite fold(Node n, RewriteContext cx) {
-        if (!n.op().isElementwise() || n.op() == Op.ELEMENTWISE_FUSED || n.type().shape().numel() != 1 || n.type().shape().rank() != 0) {
-            return null;
+        if (!n.op().isElementwise() || n.op() == Op.ELEMENTWISE_FUSED || n.type().shape().numel() != 1 || n.type().shape().rank() != 0
+                || !n.type().dtype().isFloating()) {
+            return null; // folding in double is right for floats; i32 and bool would first need their own rounding
         }
         double[] v = new double[n.inputs().size()];
         for (int i = 0; i < v.length; i++) {

@@ -106,7 +106,7 @@ final class CompositeRef {
             case "none" -> x -> x;
             case "gelu_tanh" -> RefMath::geluTanh;
             case "gelu_erf" -> RefMath::geluErf;
-            case "relu" -> x -> x > 0 ? x : 0;
+            case "relu" -> x -> Math.max(x, 0.0); // NaN stays NaN, as in PyTorch and the CPU kernels
             case "silu" -> RefMath::silu;
             case "neg" -> x -> -x;
             case "exp" -> Math::exp;

