@@ -45,18 +45,11 @@ final class Runs {
         return ReferenceInterpreter.run(m.graph(), all).get(m.graph().outputs().getFirst()).data();
     }
 
-    /** ‖a − b‖₂ / ‖b‖₂. */
+    /** ‖a − b‖₂ / ‖b‖₂ ({@link dev.lantern.engine.DemoMetrics#relErr}), refusing arrays of two lengths. */
     static double relErr(double[] a, double[] b) {
         if (a.length != b.length) {
             throw new AssertionError("lengths differ: " + a.length + " vs " + b.length);
         }
-        double num = 0;
-        double den = 0;
-        for (int i = 0; i < a.length; i++) {
-            double d = a[i] - b[i];
-            num += d * d;
-            den += b[i] * b[i];
-        }
-        return Math.sqrt(num / Math.max(den, Double.MIN_NORMAL));
+        return dev.lantern.engine.DemoMetrics.relErr(a, b);
     }
 }

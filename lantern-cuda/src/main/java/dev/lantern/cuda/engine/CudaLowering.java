@@ -14,7 +14,6 @@ import dev.lantern.cuda.codegen.RopeSpec;
 import dev.lantern.cuda.codegen.SoftmaxSpec;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.ir.DType;
-import dev.lantern.ir.ElementwiseExpr;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
@@ -567,7 +566,6 @@ public final class CudaLowering {
     }
 
     private void elementwise(Node n) {
-        ElementwiseExpr e = n.op() == Op.ELEMENTWISE_FUSED ? ElementwiseExpr.parse(n.attrs().getString("expr", "")) : primitive(n);
         View o = out(n);
         List<ElementwiseSpec.Operand> ops = new ArrayList<>();
         List<Step.Arg> a = new ArrayList<>();
@@ -576,54 +574,10 @@ public final class CudaLowering {
             ops.add(new ElementwiseSpec.Operand(v.dtype(), broadcastStrides(v, o.shape())));
             a.add(ptr(v));
         }
-        List<ElementwiseSpec.Step> chain = new ArrayList<>();
-        int result = walk(e, ops.size(), chain);
-        if (result != ops.size() + chain.size() - 1 && !(chain.isEmpty() && result == 0)) {
-            chain.add(ElementwiseSpec.Step.constant(ElementwiseOp.ADD_CONST, result, 0.0)); // the result must be the last value
-        }
+        List<ElementwiseSpec.Step> chain = ExpressionChain.of(n, ops.size());
         a.add(ptr(o));
         a.add(new Step.I64(o.shape().numel()));
         launch(new ElementwiseSpec("lt_ew", dims(o.shape()), ops, chain, o.dtype()), a);
-    }
-
-    private static ElementwiseExpr primitive(Node n) {
-        String fn = switch (n.op()) {
-            case GELU -> n.attrs().getString("approximate", "tanh").equals("tanh") ? "gelu_tanh" : "gelu_erf";
-            case CAST -> "cast_f32"; // the output dtype does the rounding
-            default -> n.op().text();
-        };
-        List<ElementwiseExpr> args = new ArrayList<>();
-        for (int i = 0; i < n.inputs().size(); i++) {
-            args.add(new ElementwiseExpr.In(i));
-        }
-        return new ElementwiseExpr.Call(fn, args);
-    }
-
-    /** Post-order: appends steps for {@code e}, returns the value index holding it. */
-    private static int walk(ElementwiseExpr e, int inputs, List<ElementwiseSpec.Step> chain) {
-        return switch (e) {
-            case ElementwiseExpr.In in -> in.index();
-            case ElementwiseExpr.Const c -> {
-                chain.add(ElementwiseSpec.Step.literal(c.value()));
-                yield inputs + chain.size() - 1;
-            }
-            case ElementwiseExpr.Call c -> {
-                List<Integer> args = new ArrayList<>();
-                for (ElementwiseExpr a : c.args()) {
-                    args.add(walk(a, inputs, chain));
-                }
-                switch (c.fn()) {
-                    case "cast_f32" -> {
-                        yield args.getFirst();
-                    }
-                    case "cast_bf16" -> chain.add(ElementwiseSpec.Step.round(args.getFirst(), DType.BF16));
-                    case "cast_f16" -> chain.add(ElementwiseSpec.Step.round(args.getFirst(), DType.F16));
-                    default -> chain.add(new ElementwiseSpec.Step(ElementwiseOp.forIrName(c.fn())
-                            .orElseThrow(() -> new CodegenException("no CUDA elementwise op for '" + c.fn() + "'")), args));
-                }
-                yield inputs + chain.size() - 1;
-            }
-        };
     }
 
     // ---------------------------------------------------------------- helpers

@@ -3,7 +3,6 @@ package dev.lantern.cuda.engine;
 import dev.lantern.cuda.CublasLtGemm;
 import dev.lantern.cuda.CublasLtHandle;
 import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaEvent;
 import dev.lantern.cuda.CudaModule;
 import dev.lantern.cuda.CudaSegmentSource;
 import dev.lantern.cuda.CudaStorage;
@@ -120,7 +119,7 @@ public final class CudaSession implements AutoCloseable {
     private List<Runnable> bound; // COMPILED: every step with its addresses resolved
     private long peakAllocated;
     // names a step for a context-loss report: formatted only then (CudaDevice.step)
-    private final IntFunction<String> stepNames = i -> "#" + i + " " + describe(lowered.steps().get(i));
+    private final IntFunction<String> stepNames = i -> "#" + i + " " + StepProfiler.describe(lowered.steps().get(i));
 
     private CudaSession(CudaDevice device, Graph graph, Map<String, Tensor> params, Options options) {
         this.device = device;
@@ -328,7 +327,7 @@ public final class CudaSession implements AutoCloseable {
     }
 
     /** One forward's steps, uncounted: the counted entry points and the session's own priming runs. */
-    private void runSteps() {
+    void runSteps() {
         if (options.mode() == Mode.COMPILED) {
             for (int i = 0; i < bound.size(); i++) {
                 device.step(stepNames, i);
@@ -415,62 +414,26 @@ public final class CudaSession implements AutoCloseable {
 
     /**
      * Where the compiled forward's time goes: every step timed alone (median of {@code iters}
-     * CUDA-event runs after {@code warm}), in stream order. A step run alone finds its inputs in
-     * L2 more often than inside the forward, so the sum can be a little below the forward's time.
+     * CUDA-event runs after {@code warm}), in stream order ({@link StepProfiler#alone}).
      */
     public List<StepTime> profile(int warm, int iters) {
-        if (options.mode() != Mode.COMPILED) {
-            throw new IllegalStateException("profile needs a compiled session");
-        }
-        List<StepTime> out = new ArrayList<>();
-        List<Step> steps = lowered.steps();
-        for (int i = 0; i < steps.size(); i++) {
-            out.add(new StepTime(describe(steps.get(i)), timeMs(bound.get(i), warm, iters)));
-        }
-        return out;
+        requireCompiled();
+        return StepProfiler.alone(this, lowered.steps(), bound, warm, iters);
     }
 
     /**
-     * Where the compiled forward's time goes, measured inside whole forwards: a timing event
-     * before every step and one after the last, {@code iters} forwards after {@code warm}; each
-     * step's median. Unlike {@link #profile}, every step sees the power, clock and cache state it
-     * has in a real forward, and the steps add up to (about) the forward's time.
+     * Where the compiled forward's time goes, measured inside whole forwards
+     * ({@link StepProfiler#inForward}): the steps add up to (about) the forward's time.
      */
     public List<StepTime> profileInForward(int warm, int iters) {
+        requireCompiled();
+        return StepProfiler.inForward(this, lowered.steps(), bound, warm, iters);
+    }
+
+    private void requireCompiled() {
         if (options.mode() != Mode.COMPILED) {
             throw new IllegalStateException("profile needs a compiled session");
         }
-        List<Step> steps = lowered.steps();
-        int n = steps.size();
-        for (int i = 0; i < warm; i++) {
-            runSteps();
-        }
-        stream.synchronize();
-        double[][] t = new double[n][iters];
-        List<CudaEvent> events = new ArrayList<>();
-        try {
-            for (int i = 0; i <= n; i++) {
-                events.add(device.newEvent(true));
-            }
-            for (int it = 0; it < iters; it++) {
-                for (int i = 0; i < n; i++) {
-                    stream.record(events.get(i));
-                    bound.get(i).run();
-                }
-                stream.record(events.get(n));
-                events.get(n).synchronize();
-                for (int i = 0; i < n; i++) {
-                    t[i][it] = events.get(i + 1).elapsedMillisSince(events.get(i));
-                }
-            }
-        } finally {
-            events.forEach(CudaEvent::close);
-        }
-        List<StepTime> out = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            out.add(new StepTime(describe(steps.get(i)), EventTiming.median(t[i])));
-        }
-        return out;
     }
 
     /** Sets one GEMM's cuBLASLt candidate and rebinds the forward (the in-forward tuner, probes). */
@@ -483,14 +446,6 @@ public final class CudaSession implements AutoCloseable {
         return gemms.get(spec);
     }
 
-    private static String describe(Step s) {
-        return switch (s) {
-            case Step.Launch l -> l.source().entry() + " [" + l.source().variant() + "]";
-            case Step.Gemm g -> "gemm " + g.spec().m() + "x" + g.spec().n() + "x" + g.spec().k()
-                    + (g.spec().batch() > 1 ? " batch " + g.spec().batch() : "") + " " + g.spec().epilogue()
-                    + (g.c() != null ? " +C" : "");
-        };
-    }
 
     public double timeMs(Runnable work, int warm, int iters) {
         return EventTiming.medianMs(device, stream, work, warm, iters);
