@@ -5,7 +5,6 @@ import dev.lantern.cuda.ffi.CudaLibraries;
 import dev.lantern.cuda.ffi.LibraryProbe;
 import dev.lantern.cuda.engine.CudaDemo;
 import dev.lantern.engine.CompileOptions;
-import dev.lantern.engine.DemoMetrics;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;

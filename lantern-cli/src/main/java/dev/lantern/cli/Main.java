@@ -4,7 +4,6 @@ import dev.lantern.cuda.ffi.CudaOutOfMemoryException;
 import dev.lantern.cuda.ffi.CudaUnavailableException;
 import dev.lantern.ir.LanternException;
 import dev.lantern.runtime.alloc.DeviceOutOfMemoryException;
-import dev.lantern.util.ExitStatus;
 
 import java.io.IOException;
 import java.io.PrintStream;

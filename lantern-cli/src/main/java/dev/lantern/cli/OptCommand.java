@@ -1,6 +1,5 @@
 package dev.lantern.cli;
 
-import dev.lantern.engine.OptTool;
 
 import java.io.PrintStream;
 import java.util.ArrayList;

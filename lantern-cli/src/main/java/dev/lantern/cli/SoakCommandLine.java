@@ -1,6 +1,5 @@
 package dev.lantern.cli;
 
-import dev.lantern.runtime.soak.SoakCommand;
 
 import java.io.PrintStream;
 import java.util.List;

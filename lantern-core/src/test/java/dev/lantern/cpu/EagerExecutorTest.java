@@ -70,7 +70,7 @@ class EagerExecutorTest {
         CompiledModel c = Compiler.compile(m.graph(), CompileOptions.defaults());
         Graph eager = c.unfused();
         Map<String, Tensor> feeds = new HashMap<>(m.parameters(seed));
-        feeds.putAll(dev.lantern.engine.DemoMetrics.inputs(m.graph(), seed));
+        feeds.putAll(dev.lantern.engine.Feeds.inputs(m.graph(), seed));
         EagerExecutor ex = new EagerExecutor(true);
         Tensor out = ex.run(eager, feeds).get(eager.outputs().getFirst());
         long views = eager.nodes().stream().filter(n -> n.op() == Op.RESHAPE || n.op() == Op.PERMUTE).count();

@@ -9,6 +9,7 @@ import dev.lantern.ir.Graph;
 import dev.lantern.ir.IrParser;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.tensor.Philox;
 import dev.lantern.tensor.Tensor;
@@ -30,20 +31,20 @@ class CompiledExecutorTest {
         long seed = 20261130L + config.hashCode();
         CompiledModel c = Compiler.compile(m.graph(), CompileOptions.defaults());
         Map<String, Tensor> params = m.parameters(seed);
-        Map<String, Tensor> inputs = DemoMetrics.inputs(m.graph(), seed);
+        Map<String, Tensor> inputs = Feeds.inputs(m.graph(), seed);
         Map<String, Tensor> all = new HashMap<>(params);
         all.putAll(inputs);
         double[] ref = ReferenceInterpreter.run(m.graph(), all).get(m.graph().outputs().getFirst()).data();
         try (CompiledCpuExecutor exec = new CompiledCpuExecutor(c).bind(params)) {
             exec.poisonArena();
             double[] got = exec.run(inputs).get(m.graph().outputs().getFirst()).toDoubles();
-            double rel = DemoMetrics.relErr(got, ref);
+            double rel = Accuracy.relErr(got, ref);
             assertTrue(rel <= 1e-5, config + ": compiled vs float64 reference " + rel);
             exec.poisonArena();
             double[] again = exec.run(inputs).get(m.graph().outputs().getFirst()).toDoubles();
             // a reused arena leaves nothing behind. Not bit for bit: Math.exp in the attention kernel may
             // round differently before and after the JIT compiles it (reported to the CPU backend's owner)
-            assertTrue(DemoMetrics.relErr(again, got) <= 1e-6, "a second run on the same arena matches the first");
+            assertTrue(Accuracy.relErr(again, got) <= 1e-6, "a second run on the same arena matches the first");
         }
     }
 
@@ -53,14 +54,14 @@ class CompiledExecutorTest {
         long seed = 99;
         CompiledModel c = Compiler.compile(m.graph(), CompileOptions.defaults().withAmp(CompileOptions.Amp.BF16));
         Map<String, Tensor> params = m.parameters(seed);
-        Map<String, Tensor> inputs = DemoMetrics.inputs(m.graph(), seed);
+        Map<String, Tensor> inputs = Feeds.inputs(m.graph(), seed);
         Map<String, Tensor> all = new HashMap<>(params);
         all.putAll(inputs);
         String out = m.graph().outputs().getFirst();
         double[] f32 = new EagerExecutor().run(m.graph(), all).get(out).toDoubles();
         try (CompiledCpuExecutor exec = new CompiledCpuExecutor(c).bind(params)) {
             exec.poisonArena();
-            double rel = DemoMetrics.relErr(exec.run(inputs).get(out).toDoubles(), f32);
+            double rel = Accuracy.relErr(exec.run(inputs).get(out).toDoubles(), f32);
             assertTrue(rel <= 1e-2, "bf16 vs f32 " + rel);
             assertTrue(rel > 1e-6, "bf16 must actually round something: " + rel);
         }
@@ -106,7 +107,7 @@ class CompiledExecutorTest {
             exec.poisonArena();
             var got = exec.run(inputs);
             for (String o : g.outputs()) {
-                double rel = DemoMetrics.relErr(got.get(o).toDoubles(), ref.get(o).data());
+                double rel = Accuracy.relErr(got.get(o).toDoubles(), ref.get(o).data());
                 assertTrue(rel <= 1e-5, "%" + o + ": " + rel + "\n" + c.dump());
             }
         }
@@ -142,7 +143,7 @@ class CompiledExecutorTest {
         try (CompiledCpuExecutor exec = new CompiledCpuExecutor(c).bind(Map.of())) {
             exec.poisonArena();
             double[] got = exec.run(in).get(g.outputs().getFirst()).toDoubles();
-            double rel = DemoMetrics.relErr(got, ref);
+            double rel = Accuracy.relErr(got, ref);
             assertTrue(rel <= 1e-6, to + " cast inside the expression: compiled vs reference " + rel + "\n" + c.dump());
         }
     }

@@ -36,7 +36,7 @@ class ForwardLeakTest {
         Model m = TransformerBlock.build(DEC, DType.F32);
         CompiledModel c = Compiler.compile(m.graph(), CompileOptions.defaults().withAmp(CompileOptions.Amp.BF16));
         Map<String, Tensor> params = m.parameters(3);
-        Map<String, Tensor> inputs = DemoMetrics.inputs(m.graph(), 3);
+        Map<String, Tensor> inputs = Feeds.inputs(m.graph(), 3);
         long outBytes = 4L * DEC.batch() * DEC.seq() * DEC.hidden();
         try (CompiledCpuExecutor exec = new CompiledCpuExecutor(c).bind(params)) {
             for (int i = 0; i < 5; i++) {
@@ -67,7 +67,7 @@ class ForwardLeakTest {
     void closedOrBusyExecutorRefusesWithTypedError() {
         Model m = TransformerBlock.build(ENC, DType.F32);
         CompiledModel c = Compiler.compile(m.graph(), CompileOptions.defaults());
-        Map<String, Tensor> inputs = DemoMetrics.inputs(m.graph(), 5);
+        Map<String, Tensor> inputs = Feeds.inputs(m.graph(), 5);
         CompiledCpuExecutor exec = new CompiledCpuExecutor(c).bind(m.parameters(5));
         // a second forward while one is running (here re-entered from the input lookup, deterministically)
         LanternException[] inner = {null};
@@ -107,7 +107,7 @@ class ForwardLeakTest {
         Model m = TransformerBlock.build(cfg, DType.F32);
         CompiledModel c = Compiler.compile(m.graph(), CompileOptions.defaults().withAmp(amp));
         Map<String, Tensor> params = m.parameters(seed);
-        Map<String, Tensor> inputs = DemoMetrics.inputs(m.graph(), seed);
+        Map<String, Tensor> inputs = Feeds.inputs(m.graph(), seed);
         Map<String, Tensor> all = new HashMap<>(params);
         all.putAll(inputs);
         String out = m.graph().outputs().getFirst();

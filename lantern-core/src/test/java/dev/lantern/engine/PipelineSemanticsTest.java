@@ -5,6 +5,7 @@ import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.tensor.Tensor;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,12 +30,12 @@ class PipelineSemanticsTest {
         BlockConfig tiny = new BlockConfig("tiny", 2, 16, 32, 2, 64, decoder);
         Model m = TransformerBlock.build(tiny, DType.F32);
         Map<String, Tensor> feeds = new HashMap<>(m.parameters(3));
-        feeds.putAll(DemoMetrics.inputs(m.graph(), 3));
+        feeds.putAll(Feeds.inputs(m.graph(), 3));
         double[] want = ReferenceInterpreter.run(m.graph(), feeds).get(m.graph().outputs().getFirst()).data();
         List<String> report = new ArrayList<>();
         Pipeline.standard(CompileOptions.defaults().withAmp(amp)).run(m.graph(), (p, g) -> {
             double[] got = ReferenceInterpreter.run(g, declared(g, feeds)).get(g.outputs().getFirst()).data();
-            double rel = DemoMetrics.relErr(got, want);
+            double rel = Accuracy.relErr(got, want);
             report.add(p.name() + "=" + rel);
             assertTrue(rel <= (amp == CompileOptions.Amp.NONE ? 1e-12 : 2e-2), "after " + p.name() + ": " + rel + " " + report);
         });
@@ -42,6 +43,6 @@ class PipelineSemanticsTest {
 
     /** Weights rounded to the dtype the graph declares (autocast's bf16 parameters), as bind does. */
     static Map<String, Tensor> declared(Graph g, Map<String, Tensor> feeds) {
-        return DemoMetrics.declared(g, feeds);
+        return Feeds.declared(g, feeds);
     }
 }

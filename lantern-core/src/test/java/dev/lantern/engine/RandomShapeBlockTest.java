@@ -121,7 +121,7 @@ class RandomShapeBlockTest {
             return new Outcome(Double.NaN, Double.NaN, e.getClass().getSimpleName() + ": " + e.getMessage());
         }
         Map<String, Tensor> params = m.parameters(s.seed());
-        Map<String, Tensor> inputs = DemoMetrics.inputs(g, s.seed());
+        Map<String, Tensor> inputs = Feeds.inputs(g, s.seed());
         Map<String, Tensor> all = new HashMap<>(params);
         all.putAll(inputs);
         String out = g.outputs().getFirst();
@@ -137,7 +137,7 @@ class RandomShapeBlockTest {
             }
             // the eager baseline (the same numerics op by op, outputs poisoned) is held to the same bound
             Graph eg = c.unfused();
-            Tensor e = new EagerExecutor(true).run(eg, DemoMetrics.declared(eg, all)).get(eg.outputs().getFirst());
+            Tensor e = new EagerExecutor(true).run(eg, Feeds.declared(eg, all)).get(eg.outputs().getFirst());
             return new Outcome(worst, relErr(e, ref.data()), null);
         } catch (LanternException e) {
             fail(s.label() + ": compiled, then refused at run time (refusals belong at compile time): " + e, e);

@@ -45,11 +45,11 @@ final class Runs {
         return ReferenceInterpreter.run(m.graph(), all).get(m.graph().outputs().getFirst()).data();
     }
 
-    /** ‖a − b‖₂ / ‖b‖₂ ({@link dev.lantern.engine.DemoMetrics#relErr}), refusing arrays of two lengths. */
+    /** ‖a − b‖₂ / ‖b‖₂ ({@link dev.lantern.reference.Accuracy#relErr}), refusing arrays of two lengths. */
     static double relErr(double[] a, double[] b) {
         if (a.length != b.length) {
             throw new AssertionError("lengths differ: " + a.length + " vs " + b.length);
         }
-        return dev.lantern.engine.DemoMetrics.relErr(a, b);
+        return dev.lantern.reference.Accuracy.relErr(a, b);
     }
 }

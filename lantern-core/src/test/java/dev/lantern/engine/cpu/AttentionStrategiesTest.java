@@ -1,7 +1,6 @@
 package dev.lantern.engine.cpu;
 
 import dev.lantern.cpu.View;
-import dev.lantern.engine.DemoMetrics;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.IrParser;
@@ -12,6 +11,7 @@ import dev.lantern.kernel.KernelKey;
 import dev.lantern.kernel.KernelLowering;
 import dev.lantern.kernel.Operand;
 import dev.lantern.kernel.Target;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.tensor.Philox;
 import dev.lantern.tensor.Tensor;
@@ -65,7 +65,7 @@ class AttentionStrategiesTest {
         FusedKernels.prepare(k).run(List.of(q, q, q), View.of(out), ws);
         Map<String, Tensor> src = new HashMap<>(Map.of("x", x));
         double[] ref = ReferenceInterpreter.run(g, src).get("2").data();
-        double rel = DemoMetrics.relErr(out.toDoubles(), ref);
+        double rel = Accuracy.relErr(out.toDoubles(), ref);
         assertTrue(rel <= (t.equals("f32") ? 1e-5 : 1e-2), strategy + ": " + rel);
     }
 

@@ -6,11 +6,12 @@ import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.nvrtc.KernelSource;
 import dev.lantern.cuda.nvrtc.ModuleCache;
 import dev.lantern.cuda.codegen.CudaKernelSource;
-import dev.lantern.engine.DemoMetrics;
+import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
 import dev.lantern.ir.DType;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
@@ -77,7 +78,7 @@ public final class CudaBench {
         double flops = blockFlops(cfg);
         // small blocks: host parameters, so a float64 reference can check the result
         Map<String, Tensor> params = big ? null : model.parameters(seed);
-        Map<String, Tensor> inputs = big ? null : DemoMetrics.inputs(model.graph(), seed);
+        Map<String, Tensor> inputs = big ? null : Feeds.inputs(model.graph(), seed);
         Map<String, Object> common = new LinkedHashMap<>();
         progress.accept("macro " + cfg.name() + ": compiling");
         try (CudaSession s = CudaSession.open(device, model.graph(), params, CudaSession.Options.compiled().withAutotune(tune));
@@ -117,7 +118,7 @@ public final class CudaBench {
                 Map<String, Object> g = new LinkedHashMap<>(common);
                 g.put("graph_hit_pct", round(gs.forwardStats().graphHitPct(), 2));
                 g.put("forwards", gs.forwardStats().forwards());
-                g.put("rel_err_vs_compiled", sci(DemoMetrics.relErr(graphOut.toDoubles(), compiledOut.toDoubles())));
+                g.put("rel_err_vs_compiled", sci(Accuracy.relErr(graphOut.toDoubles(), compiledOut.toDoubles())));
                 double gms = EventTiming.median(graph);
                 record(cfg.name(), "lantern-graph", gms, "tflops", flops / gms / 1e9, gs.peakBytes(), g);
 
@@ -127,14 +128,14 @@ public final class CudaBench {
                 Map<String, Object> x = new LinkedHashMap<>();
                 x.put("kernels", e.model().kernels().size());
                 x.put("device_ops", e.deviceOps());
-                x.put("rel_err_vs_compiled", sci(DemoMetrics.relErr(eagerOut.toDoubles(), compiledOut.toDoubles())));
+                x.put("rel_err_vs_compiled", sci(Accuracy.relErr(eagerOut.toDoubles(), compiledOut.toDoubles())));
                 if (!big && blockFlops(cfg) <= CudaDemo.REFERENCE_MAX_FLOPS) {
                     progress.accept("macro " + cfg.name() + ": float64 reference");
                     Map<String, Tensor> all = new LinkedHashMap<>(params);
                     all.putAll(inputs);
                     double[] ref = ReferenceInterpreter.run(model.graph(), all).get(model.graph().outputs().getFirst()).data();
-                    x.put("rel_err_vs_f64", sci(DemoMetrics.relErr(eagerOut.toDoubles(), ref)));
-                    x.put("compiled_rel_err_vs_f64", sci(DemoMetrics.relErr(compiledOut.toDoubles(), ref)));
+                    x.put("rel_err_vs_f64", sci(Accuracy.relErr(eagerOut.toDoubles(), ref)));
+                    x.put("compiled_rel_err_vs_f64", sci(Accuracy.relErr(compiledOut.toDoubles(), ref)));
                 }
                 double ems = EventTiming.median(eager);
                 record(cfg.name(), "lantern-eager", ems, "tflops", flops / ems / 1e9, e.peakBytes(), x);

@@ -1,11 +1,12 @@
 package dev.lantern.cuda.engine;
 
 import dev.lantern.cuda.driver.CudaDevice;
-import dev.lantern.engine.DemoMetrics;
+import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
 import dev.lantern.ir.DType;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
@@ -76,7 +77,7 @@ public final class CudaDemo {
     public static Result measure(CudaDevice device, BlockConfig config, long seed, int runs) {
         Model model = TransformerBlock.build(config, DType.BF16);
         Map<String, Tensor> params = model.parameters(seed);
-        Map<String, Tensor> inputs = DemoMetrics.inputs(model.graph(), seed);
+        Map<String, Tensor> inputs = Feeds.inputs(model.graph(), seed);
         int warm = CudaBench.WARMUP;
         Tensor compiled;
         Tensor eager;
@@ -111,10 +112,10 @@ public final class CudaDemo {
             Map<String, Tensor> all = new LinkedHashMap<>(params);
             all.putAll(inputs);
             double[] ref = ReferenceInterpreter.run(model.graph(), all).get(model.graph().outputs().getFirst()).data();
-            relErr = DemoMetrics.relErr(compiled.toDoubles(), ref);
+            relErr = Accuracy.relErr(compiled.toDoubles(), ref);
             against = "f64";
         } else {
-            relErr = DemoMetrics.relErr(compiled.toDoubles(), eager.toDoubles());
+            relErr = Accuracy.relErr(compiled.toDoubles(), eager.toDoubles());
             against = "eager";
         }
         return new Result(device.target().name(), config.name(), kernels, eKernels, cMs, gMs, eMs, eMs / cMs, eMs / gMs, relErr, against,

@@ -2,12 +2,12 @@ package dev.lantern.cuda.engine;
 
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.lower.Step;
-import dev.lantern.engine.DemoMetrics;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
 import java.util.ArrayList;
@@ -121,14 +121,14 @@ public final class SanitizeProbe {
             s.forwardGraph(); // capture
             s.poison();
             s.forwardGraph(); // replay
-            check(cfg, "graph replay vs compiled", DemoMetrics.relErr(s.output().toDoubles(), compiled), 0.0);
+            check(cfg, "graph replay vs compiled", Accuracy.relErr(s.output().toDoubles(), compiled), 0.0);
         }
         try (CudaSession e = CudaSession.open(device, graph, null, CudaSession.Options.eager())) {
             e.setInputs(inputs);
             for (int i = 0; i < forwards; i++) {
                 e.forward(); // no synchronisation between them
             }
-            check(cfg, forwards + " eager forwards vs compiled", DemoMetrics.relErr(e.output().toDoubles(), compiled), 2e-2);
+            check(cfg, forwards + " eager forwards vs compiled", Accuracy.relErr(e.output().toDoubles(), compiled), 2e-2);
         }
         phase(cfg, "done", t0);
     }

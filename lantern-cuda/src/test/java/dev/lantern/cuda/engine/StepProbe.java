@@ -29,7 +29,7 @@ public final class StepProbe {
             }
             if (which.equals("phases")) {
                 var params = model.parameters(7);
-                var inputs = dev.lantern.engine.DemoMetrics.inputs(model.graph(), 7);
+                var inputs = dev.lantern.engine.Feeds.inputs(model.graph(), 7);
                 try (CudaSession s = CudaSession.open(device, model.graph(), params,
                         CudaSession.Options.compiled().withPolicy(GraphPolicy.PREFER).withAutotune(TuneCache.none()));
                      CudaSession e = CudaSession.open(device, model.graph(), params, CudaSession.Options.eager())) {

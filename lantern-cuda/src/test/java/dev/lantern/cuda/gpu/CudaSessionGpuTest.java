@@ -6,12 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.engine.CudaDemo;
 import dev.lantern.cuda.engine.CudaSession;
-import dev.lantern.engine.DemoMetrics;
+import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
 import dev.lantern.ir.DType;
 import dev.lantern.kernel.Kernel;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.RefTensor;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.runtime.GraphPolicy;
@@ -48,7 +49,7 @@ class CudaSessionGpuTest {
         for (double v : o) {
             assertTrue(Double.isFinite(v), "NaN/Inf in the output: an element was not written");
         }
-        return DemoMetrics.relErr(o, ref);
+        return Accuracy.relErr(o, ref);
     }
 
     @ParameterizedTest
@@ -58,7 +59,7 @@ class CudaSessionGpuTest {
         long seed = System.nanoTime();
         Model model = TransformerBlock.build(cfg, DType.BF16);
         Map<String, Tensor> params = model.parameters(seed);
-        Map<String, Tensor> inputs = DemoMetrics.inputs(model.graph(), seed);
+        Map<String, Tensor> inputs = Feeds.inputs(model.graph(), seed);
         Map<String, Tensor> all = new LinkedHashMap<>(params);
         all.putAll(inputs);
         String out = model.graph().outputs().getFirst();
@@ -86,7 +87,7 @@ class CudaSessionGpuTest {
             s.poison();
             s.forwardGraph(); // ... and replay
             Tensor replay = s.output();
-            assertEquals(0.0, DemoMetrics.relErr(replay.toDoubles(), compiled.toDoubles()), "replay equals the launches");
+            assertEquals(0.0, Accuracy.relErr(replay.toDoubles(), compiled.toDoubles()), "replay equals the launches");
             // graph_hit_pct over every forward the caller asked for: 1 plain forward, 2 replays (runUntil is not one)
             assertEquals(new dev.lantern.cuda.engine.ForwardStats(2, 0, 1), s.forwardStats());
             assertEquals(200.0 / 3, s.forwardStats().graphHitPct(), 1e-9);

@@ -15,7 +15,6 @@ import dev.lantern.cuda.lower.Step;
 import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.Compiler;
-import dev.lantern.engine.DemoMetrics;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
@@ -23,6 +22,7 @@ import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
@@ -178,7 +178,7 @@ class RandomShapeGpuTest {
         String against = "eager";
         if (small) {
             expected = ReferenceInterpreter.run(graph, eager.host()).get(graph.outputs().getFirst()).data();
-            double e = DemoMetrics.relErr(eager.out(), expected);
+            double e = Accuracy.relErr(eager.out(), expected);
             report(cfg, "eager vs float64", e);
             assertTrue(e <= TOLERANCE, cfg.name() + ": eager vs float64 rel err " + e);
             against = "float64";
@@ -187,7 +187,7 @@ class RandomShapeGpuTest {
         for (boolean autotune : tune ? new boolean[]{false, true} : new boolean[]{false}) {
             String mode = autotune ? "tuned" : "compiled";
             try {
-                double e = DemoMetrics.relErr(compiled(dev, cfg, graph, eager.inputs(), autotune), expected);
+                double e = Accuracy.relErr(compiled(dev, cfg, graph, eager.inputs(), autotune), expected);
                 report(cfg, mode + " vs " + against, e);
                 assertTrue(e <= TOLERANCE, cfg.name() + ": " + mode + " vs " + against + " rel err " + e);
             } catch (LanternException e) {
@@ -299,7 +299,7 @@ class RandomShapeGpuTest {
                 if (run < 3) {
                     continue; // queued behind the previous forward, as in a timed loop
                 }
-                double err = DemoMetrics.relErr(e.output().toDoubles(), compiled); // output() synchronises
+                double err = Accuracy.relErr(e.output().toDoubles(), compiled); // output() synchronises
                 System.out.printf("[gpu-shapes] odd 3x1000x1536 eager forward %d vs compiled rel_err=%.2e%n", run, err);
                 assertTrue(err <= TOLERANCE, "eager forward " + run + " vs compiled: rel err " + err);
             }

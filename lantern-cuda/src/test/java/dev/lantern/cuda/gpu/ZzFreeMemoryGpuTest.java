@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.engine.CudaSession;
-import dev.lantern.engine.DemoMetrics;
+import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
@@ -79,7 +79,7 @@ class ZzFreeMemoryGpuTest {
         CudaDevice dev = Gpu.device();
         Model model = TransformerBlock.build(BlockConfig.named("cpu-small"), DType.BF16);
         Map<String, Tensor> params = model.parameters(5);
-        Map<String, Tensor> inputs = DemoMetrics.inputs(model.graph(), 5);
+        Map<String, Tensor> inputs = Feeds.inputs(model.graph(), 5);
         cycle(dev, model, params, inputs);
         dev.synchronize();
         long afterFirst = dev.freeMemory();

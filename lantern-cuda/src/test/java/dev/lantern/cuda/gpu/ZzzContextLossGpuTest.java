@@ -17,11 +17,12 @@ import dev.lantern.cuda.ffi.CuResult;
 import dev.lantern.cuda.ffi.CudaException;
 import dev.lantern.cuda.ffi.CudaProcessPoisonedException;
 import dev.lantern.cuda.ffi.CudaContextLostException;
-import dev.lantern.engine.DemoMetrics;
+import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
 import dev.lantern.ir.DType;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
@@ -62,7 +63,7 @@ class ZzzContextLossGpuTest {
         Model model = TransformerBlock.build(cfg, DType.BF16);
         long seed = 12_2026;
         Map<String, Tensor> params = model.parameters(seed);
-        Map<String, Tensor> inputs = DemoMetrics.inputs(model.graph(), seed);
+        Map<String, Tensor> inputs = Feeds.inputs(model.graph(), seed);
 
         // open before the fault: a session, a stream, memory, a module
         CudaSession before = CudaSession.open(device, model.graph(), params, CudaSession.Options.compiled());
@@ -143,11 +144,11 @@ class ZzzContextLossGpuTest {
             after.setInputs(inputs);
             after.poison();
             after.forward();
-            double e = DemoMetrics.relErr(after.output().toDoubles(), ref);
+            double e = Accuracy.relErr(after.output().toDoubles(), ref);
             after.poison();
             after.forwardGraph();
             after.forwardGraph();
-            double g = DemoMetrics.relErr(after.output().toDoubles(), ref);
+            double g = Accuracy.relErr(after.output().toDoubles(), ref);
             System.out.printf("[gpu] after reopen: %s compiled rel_err=%.2e, graph replay rel_err=%.2e%n", cfg.name(), e, g);
             assertTrue(e <= 2e-2, "compiled rel err " + e);
             assertTrue(g <= 2e-2, "replay rel err " + g);

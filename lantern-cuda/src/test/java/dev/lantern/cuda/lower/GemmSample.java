@@ -1,9 +1,9 @@
 package dev.lantern.cuda.lower;
 
-import dev.lantern.engine.DemoMetrics;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +55,7 @@ public record GemmSample(String a, String w, String out) {
     }
 
     /**
-     * The relative error (norm-wise, as {@link DemoMetrics#relErr}) of {@code rows} rows of the
+     * The relative error (norm-wise, as {@link Accuracy#relErr}) of {@code rows} rows of the
      * device product against float64 from the device's own operands: rows 0 and the last, and
      * {@code rows - 2} more drawn from {@code seed}.
      */
@@ -93,6 +93,6 @@ public record GemmSample(String a, String w, String out) {
             }
             at += n;
         }
-        return DemoMetrics.relErr(got, want);
+        return Accuracy.relErr(got, want);
     }
 }

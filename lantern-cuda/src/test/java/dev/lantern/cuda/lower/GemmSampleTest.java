@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.engine.DemoMetrics;
+import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
@@ -43,7 +43,7 @@ class GemmSampleTest {
     void agreesWithTheReferenceAndCatchesAWrongRow() {
         Model m = TransformerBlock.build(CFG, DType.BF16);
         Map<String, Tensor> feeds = new LinkedHashMap<>(m.parameters(5));
-        feeds.putAll(DemoMetrics.inputs(m.graph(), 5));
+        feeds.putAll(Feeds.inputs(m.graph(), 5));
         Map<String, RefTensor> all = ReferenceInterpreter.runAll(m.graph(), feeds);
         for (GemmSample s : GemmSample.of(m.graph())) {
             Tensor a = bf16(all.get(s.a()));

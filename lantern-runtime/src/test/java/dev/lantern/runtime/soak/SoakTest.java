@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 class SoakTest {
@@ -40,35 +37,5 @@ class SoakTest {
         assertEquals(a.allocFragPctMedian(), b.allocFragPctMedian());
         assertNotEquals(a.placementDigest(), c.placementDigest());
         assertEquals(0, a.leakedBytes());
-    }
-
-    @Test
-    void commandPrintsJsonAndRejectsBadArguments() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = SoakCommand.run(new String[] {"--max-ops", "50000", "--seed", "3", "--json"},
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-        String json = out.toString(StandardCharsets.UTF_8).strip();
-        assertTrue(code == 0 || code == 1, "exit " + code + ": " + err);
-        for (String key : new String[] {"ops", "seconds", "alloc_frag_pct_median", "alloc_frag_pct_max",
-                "waste_pct_median", "leaked_bytes", "oom_retries", "placement_digest", "device"}) {
-            assertTrue(json.contains("\"" + key + "\":"), key + " missing from " + json);
-        }
-        assertTrue(json.startsWith("{") && json.endsWith("}") && json.lines().count() == 1, json);
-        assertTrue(json.contains("\"ops\":50000"), json);
-
-        err.reset();
-        assertEquals(2, SoakCommand.run(new String[] {"--seconds", "abc"}, System.out,
-                new PrintStream(err, true, StandardCharsets.UTF_8)));
-        assertEquals(1, err.toString(StandardCharsets.UTF_8).lines().count());
-        err.reset();
-        assertEquals(2, SoakCommand.run(new String[] {"--device", "tpu"}, System.out,
-                new PrintStream(err, true, StandardCharsets.UTF_8)));
-        err.reset();
-        assertEquals(2, SoakCommand.run(new String[] {"--max-ops", "10", "--device", "cuda"}, System.out,
-                new PrintStream(err, true, StandardCharsets.UTF_8)));
-        String msg = err.toString(StandardCharsets.UTF_8);
-        assertTrue(msg.contains("no CUDA device: "), msg);
-        assertEquals(1, msg.lines().count());
     }
 }

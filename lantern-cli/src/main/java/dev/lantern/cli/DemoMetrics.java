@@ -1,18 +1,20 @@
-package dev.lantern.engine;
+package dev.lantern.cli;
 
 import dev.lantern.cpu.EagerExecutor;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledCpuExecutor;
+import dev.lantern.engine.CompiledModel;
+import dev.lantern.engine.Compiler;
+import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
 import dev.lantern.ir.Graph;
-import dev.lantern.ir.Node;
-import dev.lantern.ir.Op;
+import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.RefTensor;
 import dev.lantern.reference.ReferenceInterpreter;
-import dev.lantern.tensor.Philox;
 import dev.lantern.tensor.Tensor;
 
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -49,13 +51,13 @@ public record DemoMetrics(int kernels, double fusionCoverage, double eagerMs, do
         Graph g = model.graph();
         CompiledModel compiled = Compiler.compile(g, options);
         Map<String, Tensor> params = model.parameters(seed);
-        Map<String, Tensor> inputs = inputs(g, seed);
+        Map<String, Tensor> inputs = Feeds.inputs(g, seed);
         Map<String, Tensor> all = new HashMap<>(params);
         all.putAll(inputs);
         // The eager baseline runs the same numerics op by op: the unfused graph (autocast when AMP is
         // on), with parameters converted to the dtypes it declares before timing, as bind does.
         Graph eagerGraph = compiled.unfused();
-        Map<String, Tensor> eagerFeeds = declared(eagerGraph, all);
+        Map<String, Tensor> eagerFeeds = Feeds.declared(eagerGraph, all);
         String out = g.outputs().getFirst();
         String eagerOut = eagerGraph.outputs().getFirst();
 
@@ -93,70 +95,15 @@ public record DemoMetrics(int kernels, double fusionCoverage, double eagerMs, do
             double cMs = median(tc);
             return new DemoMetrics(compiled.kernels().size(), compiled.fusionCoverage(), eMs, cMs, eMs / cMs,
                     compiled.plan().arenaBytes(), compiled.plan().lowerBound(), compiled.plan().naiveBytes(),
-                    relErr(compiledOut.toDoubles(), ref.data()), relErr(compiledOut.toDoubles(), f32),
+                    Accuracy.relErr(compiledOut.toDoubles(), ref.data()), Accuracy.relErr(compiledOut.toDoubles(), f32),
                     compiled.cacheKey());
         }
-    }
-
-    /** The feeds with every input and parameter converted to the dtype {@code g} declares for it. */
-    static Map<String, Tensor> declared(Graph g, Map<String, Tensor> feeds) {
-        Map<String, Tensor> m = new HashMap<>(feeds);
-        for (Node n : g.nodes()) {
-            if (n.op() == Op.INPUT || n.op() == Op.PARAM) {
-                String name = n.attrs().getString("name", n.name());
-                Tensor t = feeds.get(name);
-                if (t != null && t.dtype() != n.type().dtype()) {
-                    m.put(name, t.cast(n.type().dtype()));
-                }
-            }
-        }
-        return m;
-    }
-
-    /** Every graph input drawn from N(0, 1) by Philox under {@code seed}, keyed by name. */
-    public static Map<String, Tensor> inputs(Graph g, long seed) {
-        Map<String, Tensor> m = new LinkedHashMap<>();
-        for (Node n : g.nodes()) {
-            if (n.op() == Op.INPUT) {
-                String name = n.attrs().getString("name", n.name());
-                Tensor t = Tensor.allocate(n.type());
-                long key = Philox.key(seed, "input:" + name);
-                for (long i = 0; i < t.numel(); i++) {
-                    t.set(i, Philox.normal(key, i));
-                }
-                m.put(name, t);
-            }
-        }
-        return m;
-    }
-
-    /** ‖a − b‖₂ / ‖b‖₂. */
-    public static double relErr(double[] a, double[] b) {
-        double num = 0;
-        double den = 0;
-        for (int i = 0; i < a.length; i++) {
-            double d = a[i] - b[i];
-            num += d * d;
-            den += b[i] * b[i];
-        }
-        return Math.sqrt(num / Math.max(den, Double.MIN_NORMAL));
     }
 
     static double median(double[] xs) {
         double[] s = xs.clone();
         Arrays.sort(s);
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-    }
-
-    /** {@code java dev.lantern.engine.DemoMetrics [config] [amp] [runs]}: prints the figures for one block. */
-    public static void main(String[] args) {
-        String cfg = args.length > 0 ? args[0] : "cpu-small";
-        CompileOptions o = CompileOptions.defaults().withAmp(CompileOptions.Amp.parse(args.length > 1 ? args[1] : "none"));
-        int runs = args.length > 2 ? Integer.parseInt(args[2]) : 15;
-        Model m = dev.lantern.frontend.nn.TransformerBlock.build(dev.lantern.frontend.nn.BlockConfig.named(cfg), dev.lantern.ir.DType.F32);
-        DemoMetrics d = measure(m, 42, o, DEFAULT_WARMUP, runs);
-        System.out.println("{\"config\": \"" + cfg + "\", \"amp\": \"" + o.amp() + "\", " + d.jsonFields()
-                + String.format(java.util.Locale.ROOT, ", \"rel_err_vs_eager\": %.3e}", d.relErrVsEager()));
     }
 
     /** The JSON fields that {@code ./lantern demo --json} adds (no braces: the caller merges them). */

@@ -1,4 +1,4 @@
-package dev.lantern.engine;
+package dev.lantern.cli;
 
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;

@@ -1,8 +1,10 @@
-package dev.lantern.runtime.soak;
+package dev.lantern.cli;
 
 import dev.lantern.runtime.alloc.SegmentSource;
 import dev.lantern.runtime.alloc.SegmentSourceProvider;
-import dev.lantern.util.ProgressBar;
+import dev.lantern.runtime.soak.Soak;
+import dev.lantern.runtime.soak.SoakOptions;
+import dev.lantern.runtime.soak.SoakReport;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.ServiceLoader;

@@ -1,4 +1,4 @@
-package dev.lantern.util;
+package dev.lantern.cli;
 
 /**
  * The exit codes of every {@code lantern} command (docs/cli.md), and the one line an internal

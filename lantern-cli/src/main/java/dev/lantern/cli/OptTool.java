@@ -1,5 +1,7 @@
-package dev.lantern.engine;
+package dev.lantern.cli;
 
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.Pipeline;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.IrParser;
 import dev.lantern.ir.IrPrinter;
@@ -7,7 +9,6 @@ import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Verifier;
 import dev.lantern.passes.Pass;
 import dev.lantern.passes.Passes;
-import dev.lantern.util.ExitStatus;
 import dev.lantern.util.TextFiles;
 
 import java.io.PrintStream;
@@ -155,9 +156,5 @@ public final class OptTool {
             }
         }
         return b.toString();
-    }
-
-    public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err));
     }
 }
