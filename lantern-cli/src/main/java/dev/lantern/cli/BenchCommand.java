@@ -1,7 +1,7 @@
 package dev.lantern.cli;
 
 import dev.lantern.cuda.driver.CudaDevice;
-import dev.lantern.cuda.engine.CudaBench;
+import dev.lantern.cli.cuda.CudaBench;
 import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.frontend.nn.BlockConfig;
 import java.io.PrintStream;

@@ -3,7 +3,7 @@ package dev.lantern.cli;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.ffi.CudaLibraries;
 import dev.lantern.cuda.ffi.LibraryProbe;
-import dev.lantern.cuda.engine.CudaDemo;
+import dev.lantern.cli.cuda.CudaDemo;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;

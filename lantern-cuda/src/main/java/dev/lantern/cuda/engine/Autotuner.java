@@ -87,7 +87,7 @@ public final class Autotuner {
                 + "." + gpu.replace(' ', '_');
     }
 
-    static String gemmKey(GemmSpec s, String gpu) {
+    public static String gemmKey(GemmSpec s, String gpu) {
         return "gemm2." + s.m() + "x" + s.n() + "x" + s.k() + "b" + s.batch() + (s.transA() ? "T" : "N") + (s.transB() ? "T" : "N")
                 + "." + s.abType() + "." + s.cdType() + "." + s.epilogue() + "." + gpu.replace(' ', '_');
     }

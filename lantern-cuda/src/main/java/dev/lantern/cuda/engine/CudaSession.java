@@ -88,13 +88,13 @@ public final class CudaSession implements AutoCloseable {
         }
     }
 
-    static final long WORKSPACE_BYTES = 32L << 20;
+    public static final long WORKSPACE_BYTES = 32L << 20;
 
     /**
      * How many cuBLASLt heuristic candidates a GEMM plan asks for, and the autotuner times: 16,
      * or {@code -Dlantern.cuda.gemmCandidates=N} (1..128; probes of candidates past the 16th).
      */
-    static final int GEMM_CANDIDATES = Math.clamp(Integer.getInteger("lantern.cuda.gemmCandidates", 16), 1, 128);
+    public static final int GEMM_CANDIDATES = Math.clamp(Integer.getInteger("lantern.cuda.gemmCandidates", 16), 1, 128);
 
     private final CudaDevice device;
     private final Options options;

@@ -7,14 +7,14 @@ import dev.lantern.cuda.driver.CudaStream;
 import java.util.Arrays;
 
 /** CUDA-event timing shared by the session ({@link CudaSession#timeMs}) and the benchmarks. */
-final class EventTiming {
+public final class EventTiming {
     private EventTiming() {}
 
     /**
      * The median milliseconds (the upper one for an even count) of {@code iters} runs of {@code
      * work} on {@code stream}, each between two timing events, after {@code warm} untimed runs.
      */
-    static double medianMs(CudaDevice device, CudaStream stream, Runnable work, int warm, int iters) {
+    public static double medianMs(CudaDevice device, CudaStream stream, Runnable work, int warm, int iters) {
         for (int i = 0; i < warm; i++) {
             work.run();
         }
@@ -39,7 +39,7 @@ final class EventTiming {
      * clock from 1980 to ~1450 MHz; a short burst after idle times the work at the higher clock.
      * Events between runs are recorded without host synchronisation, so the GPU never idles.
      */
-    static double sustainedMedianMs(CudaDevice device, CudaStream stream, Runnable work, double warmMs, int iters) {
+    public static double sustainedMedianMs(CudaDevice device, CudaStream stream, Runnable work, double warmMs, int iters) {
         double one = medianMs(device, stream, work, 1, 1);
         long warm = Math.max(1, Math.round(warmMs / Math.max(one, 1e-3)));
         for (long i = 0; i < warm; i++) {
@@ -71,7 +71,7 @@ final class EventTiming {
     }
 
     /** The median of {@code v} (the upper one for an even count); {@code v} is left as it was. */
-    static double median(double[] v) {
+    public static double median(double[] v) {
         double[] c = v.clone();
         Arrays.sort(c);
         return c[c.length / 2];

@@ -17,12 +17,12 @@ import java.util.List;
  * {@code tm_<q|k|v>_<rows>} after q, k, v, o, heads, seq_q, seq_k and the (b, h, s) strides of
  * q, k, v, o; each map covers that tensor as (b, h, s, 128) in boxes of 64 x rows.
  */
-final class TensorMaps {
+public final class TensorMaps {
     private TensorMaps() {
     }
 
     /** {@code args} (resolved: addresses as Long) followed by the maps {@code src} declares. */
-    static Object[] append(CudaKernelSource src, Object[] args, CudaDriver driver) {
+    public static Object[] append(CudaKernelSource src, Object[] args, CudaDriver driver) {
         int maps = src.tensorMapCount();
         if (maps == 0) {
             return args;

@@ -11,7 +11,8 @@ import java.util.List;
 /**
  * A GPU-machine probe (not a test): runs a block step by step, synchronising after each step,
  * in eager and compiled mode, and names the first step that fails. Usage:
- * {@code StepProbe batch seq hidden heads mlp [decoder|encoder] [eager|compiled|both]}.
+ * {@code StepProbe batch seq hidden heads mlp [decoder|encoder] [eager|compiled|tuned|both|phases]}
+ * (the whole benchmark of one block is {@code lantern bench macro}, in lantern-cli).
  */
 public final class StepProbe {
     private StepProbe() {}
@@ -23,10 +24,6 @@ public final class StepProbe {
         String which = args.length > 6 ? args[6] : "both";
         var model = TransformerBlock.build(cfg, DType.BF16);
         try (CudaDevice device = CudaDevice.open(0)) {
-            if (which.equals("macro")) {
-                new CudaBench(device, System.out::println, System.err::println, TuneCache.none()).macro(cfg, 7);
-                return;
-            }
             if (which.equals("phases")) {
                 var params = model.parameters(7);
                 var inputs = dev.lantern.engine.Feeds.inputs(model.graph(), 7);

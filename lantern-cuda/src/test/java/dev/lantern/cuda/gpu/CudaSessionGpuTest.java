@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.lantern.cuda.driver.CudaDevice;
-import dev.lantern.cuda.engine.CudaDemo;
 import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
@@ -108,16 +107,6 @@ class CudaSessionGpuTest {
             assertTrue(relErr(eager.output(), ref) <= 2e-2);
             assertEquals(0.0, eager.forwardStats().graphHitPct(), "an eager session never replays");
         }
-    }
-
-    @Test
-    void demoFiguresOnDecoderSmall() {
-        CudaDemo.Result r = CudaDemo.measure(Gpu.device(), BlockConfig.named("decoder-small"), 7, 20);
-        System.out.println("[gpu] demo {" + r.jsonFields() + "}");
-        assertTrue(r.relErr() <= 2e-2, "rel err " + r.relErr());
-        // the graph session's every forward (10 warm-ups, 20 timed) replays; the capture counts as one
-        assertEquals(100.0, r.graphHitPct(), "graph hit " + r.graphHitPct());
-        assertTrue(r.compiledMs() > 0 && r.eagerMs() > 0 && r.graphMs() > 0);
     }
 
     @Test

@@ -1,6 +1,7 @@
-package dev.lantern.cuda.engine;
+package dev.lantern.cli.cuda;
 
 import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
@@ -23,7 +24,7 @@ import java.util.Map;
  * <p>All three are timed as {@link CudaBench#macro} times them, so that the demo's ratio is the
  * bench's: the sessions open at once, each mode after the same {@link CudaBench#WARMUP} untimed
  * forwards. Graph replay runs in a session of its own that only ever replays, so that its
- * graph_hit_pct ({@link ForwardStats}: replays ÷ every forward of the session) is a serving
+ * graph_hit_pct ({@link dev.lantern.cuda.engine.ForwardStats}: replays ÷ every forward of the session) is a serving
  * session's, not diluted by the plain compiled forwards timed beside it. A cold eager run is not
  * the baseline: its first forwards pay the caching allocator's cuMemAlloc calls and first
  * launches (decoder-small eager read 1.49 ms after 3 warm-ups, 0.186 ms after 10), which

@@ -1,8 +1,11 @@
-package dev.lantern.cuda.engine;
+package dev.lantern.cli.cuda;
 
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.driver.CudaModule;
 import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.engine.CudaSession;
+import dev.lantern.cuda.engine.EventTiming;
+import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.cuda.nvrtc.KernelSource;
 import dev.lantern.cuda.nvrtc.ModuleCache;
 import dev.lantern.cuda.codegen.CudaKernelSource;

@@ -1,4 +1,4 @@
-package dev.lantern.cuda.engine;
+package dev.lantern.cli.cuda;
 
 import dev.lantern.cuda.blas.CublasLtGemm;
 import dev.lantern.cuda.blas.CublasLtHandle;
@@ -17,6 +17,12 @@ import dev.lantern.cuda.codegen.LaunchConfig;
 import dev.lantern.cuda.codegen.NormSpec;
 import dev.lantern.cuda.codegen.RopeSpec;
 import dev.lantern.cuda.codegen.SoftmaxSpec;
+import dev.lantern.cuda.engine.Autotuner;
+import dev.lantern.cuda.engine.CudaSession;
+import dev.lantern.cuda.engine.CudaTargets;
+import dev.lantern.cuda.engine.DeviceFill;
+import dev.lantern.cuda.engine.TensorMaps;
+import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.cuda.lower.KernelNames;
 import dev.lantern.ir.DType;
 import java.util.ArrayList;
