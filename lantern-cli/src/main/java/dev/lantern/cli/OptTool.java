@@ -9,7 +9,6 @@ import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Verifier;
 import dev.lantern.passes.Pass;
 import dev.lantern.passes.Passes;
-import dev.lantern.util.TextFiles;
 
 import java.io.PrintStream;
 import java.nio.file.Path;

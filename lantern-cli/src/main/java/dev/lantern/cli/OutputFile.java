@@ -1,7 +1,6 @@
 package dev.lantern.cli;
 
 import dev.lantern.ir.LanternException;
-import dev.lantern.util.TextFiles;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

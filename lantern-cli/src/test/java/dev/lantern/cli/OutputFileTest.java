@@ -1,7 +1,6 @@
 package dev.lantern.cli;
 
 import dev.lantern.ir.LanternException;
-import dev.lantern.util.TextFiles;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

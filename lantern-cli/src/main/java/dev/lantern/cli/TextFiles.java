@@ -1,4 +1,4 @@
-package dev.lantern.util;
+package dev.lantern.cli;
 
 import dev.lantern.ir.LanternException;
 
