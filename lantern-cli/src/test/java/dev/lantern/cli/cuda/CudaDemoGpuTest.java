@@ -11,10 +11,12 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code lantern demo --device cuda}'s figures on the GPU: decoder-small within bf16 tolerance of
  * the float64 reference, and a graph-replay session that only ever replays. The demo opens GPU 0
- * itself, as the command does; it shares the primary context with the gpu tier's other tests.
+ * itself, as the command does. Ordered just after {@code CudaSessionGpuTest} (50), as when it was
+ * one of that class's tests: the tier's shared device is open by then, so the demo's device object
+ * shares its primary context instead of creating and destroying one before the others run.
  */
 @Tag("gpu")
-@Order(50)
+@Order(51)
 class CudaDemoGpuTest {
     @Test
     void demoFiguresOnDecoderSmall() {
