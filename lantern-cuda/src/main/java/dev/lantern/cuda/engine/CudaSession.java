@@ -121,12 +121,15 @@ public final class CudaSession implements AutoCloseable {
     // names a step for a context-loss report: formatted only then (CudaDevice.step)
     private final IntFunction<String> stepNames = i -> "#" + i + " " + StepProfiler.describe(lowered.steps().get(i));
 
-    private CudaSession(CudaDevice device, Graph graph, Map<String, Tensor> params, Options options) {
+    private CudaSession(CudaDevice device, CompiledModel model, Map<String, Tensor> params, Options options) {
+        if (!model.options().target().equals("cuda") || model.options().fuse() != (options.mode() == Mode.COMPILED)) {
+            throw new IllegalArgumentException("a " + options.mode() + " session runs a model compiled for cuda with fuse="
+                    + (options.mode() == Mode.COMPILED) + ", given " + model.options());
+        }
         this.device = device;
         this.options = options;
         this.target = CudaTargets.of(device);
-        CompileOptions co = CompileOptions.defaults().withTarget("cuda").withFuse(options.mode() == Mode.COMPILED);
-        this.model = Compiler.compile(graph, co);
+        this.model = model;
         this.plan = model.plan();
         this.placements = plan.byValue();
         this.stream = device.newStream(false);
@@ -154,7 +157,17 @@ public final class CudaSession implements AutoCloseable {
      * with {@code params == null} the parameters are drawn on the device instead.
      */
     public static CudaSession open(CudaDevice device, Graph graph, Map<String, Tensor> params, Options options) {
-        return new CudaSession(device, graph, params, options);
+        CompileOptions co = CompileOptions.defaults().withTarget("cuda").withFuse(options.mode() == Mode.COMPILED);
+        return new CudaSession(device, Compiler.compile(graph, co), params, options);
+    }
+
+    /**
+     * Loads {@code model} (compiled for cuda; fused for a compiled session, unfused for an eager
+     * one) on {@code device} and uploads {@code params} (by parameter name; {@code null}: drawn on
+     * the device).
+     */
+    public static CudaSession open(CudaDevice device, CompiledModel model, Map<String, Tensor> params, Options options) {
+        return new CudaSession(device, model, params, options);
     }
 
     // ------------------------------------------------------------------ setup
@@ -649,6 +662,11 @@ public final class CudaSession implements AutoCloseable {
 
     public CudaStream stream() {
         return stream;
+    }
+
+    /** Why the last CUDA graph capture failed, or {@code null}. */
+    public String graphFailure() {
+        return graphs.lastFailure();
     }
 
     /** The graph runner's counters: forwardGraph calls only; {@link #forwardStats} counts every forward. */
