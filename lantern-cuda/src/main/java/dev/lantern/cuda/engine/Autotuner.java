@@ -210,10 +210,10 @@ final class Autotuner {
                 t), CudaTarget.H200);
     }
 
-    /** Best candidate of one GEMM (cached index, else timed up to {@link CudaSession#GEMM_CANDIDATES}); its median ms (MAX_VALUE when taken from the cache). */
+    /** Best candidate of one GEMM (cached index, else timed up to the options' {@code gemmCandidates}); its median ms (MAX_VALUE when taken from the cache). */
     private double tuneOne(Step.Gemm g, CublasLtGemm plan, Map<Step.GemmUse, Integer> choice) {
         String key = useKey(g.use(), gpu);
-        int n = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, plan.candidates().size()));
+        int n = Math.max(1, Math.min(session.gemmCandidates(), plan.candidates().size()));
         String cached = cache.get(key);
         if (cached != null || choice.containsKey(g.use())) {
             int c = cached == null ? choice.get(g.use()) : Integer.parseInt(cached);

@@ -336,7 +336,8 @@ public final class CudaLowering {
                 // q inside the kernel where its tile can (each CTA rotates its own Q tile once, so
                 // this costs less than a rope kernel's pass over q), k by a rope kernel: every CTA of
                 // a head reads each K tile, so rotating K inside would repeat the work per query block
-                boolean queryInside = inPlace && queryRopeInside() && spec.withQueryRope(base).ropeFusable(target);
+                boolean queryInside = inPlace && model.options().choices().queryRopeInAttention()
+                        && spec.withQueryRope(base).ropeFusable(target);
                 if (queryInside) {
                     spec = spec.withQueryRope(base);
                 }
@@ -379,15 +380,6 @@ public final class CudaLowering {
             a.add(new Step.I64(s[2]));
         }
         launch(spec, a);
-    }
-
-    /**
-     * Whether q may be rotated inside the attention kernel (default true). {@code
-     * -Dlantern.cuda.queryRopeInside=false} keeps both rope kernels: an ablation switch for
-     * measuring what the fusion gains (docs/perf-notes.md).
-     */
-    static boolean queryRopeInside() {
-        return !"false".equals(System.getProperty("lantern.cuda.queryRopeInside"));
     }
 
     private static View workspaceView(Operand w) {

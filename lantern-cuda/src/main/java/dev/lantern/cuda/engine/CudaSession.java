@@ -86,12 +86,6 @@ public final class CudaSession implements AutoCloseable {
 
     static final long WORKSPACE_BYTES = 32L << 20;
 
-    /**
-     * How many cuBLASLt heuristic candidates a GEMM plan asks for, and the autotuner times: 16,
-     * or {@code -Dlantern.cuda.gemmCandidates=N} (1..128; probes of candidates past the 16th).
-     */
-    static final int GEMM_CANDIDATES = Math.clamp(Integer.getInteger("lantern.cuda.gemmCandidates", 16), 1, 128);
-
     private final CudaDevice device;
     private final Options options;
     private final CudaTarget target;
@@ -198,7 +192,7 @@ public final class CudaSession implements AutoCloseable {
     private void planGemms(CudaLowering.Lowered l) {
         for (Step s : l.steps()) {
             if (s instanceof Step.Gemm gs && !gemms.containsKey(gs.spec())) {
-                gemms.put(gs.spec(), lt.plan(gs.spec(), WORKSPACE_BYTES, GEMM_CANDIDATES));
+                gemms.put(gs.spec(), lt.plan(gs.spec(), WORKSPACE_BYTES, gemmCandidates()));
             }
         }
     }
@@ -213,7 +207,7 @@ public final class CudaSession implements AutoCloseable {
 
     /** The cuBLASLt plan of {@code spec}, planned on first use (the autotuner's split variants). */
     CublasLtGemm gemmPlan(GemmSpec spec) {
-        return gemms.computeIfAbsent(spec, sp -> lt.plan(sp, WORKSPACE_BYTES, GEMM_CANDIDATES));
+        return gemms.computeIfAbsent(spec, sp -> lt.plan(sp, WORKSPACE_BYTES, gemmCandidates()));
     }
 
     private Allocation allocate(long bytes) {
@@ -453,6 +447,11 @@ public final class CudaSession implements AutoCloseable {
     void chooseGemm(Step.GemmUse use, int candidate) {
         gemmChoice.put(use, candidate);
         bound = bindAll();
+    }
+
+    /** How many cuBLASLt candidates a plan asks for and the autotuner times (the options' {@code BackendChoices}). */
+    int gemmCandidates() {
+        return model.options().choices().gemmCandidates();
     }
 
     CublasLtGemm gemm(GemmSpec spec) {

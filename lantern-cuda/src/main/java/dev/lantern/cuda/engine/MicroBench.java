@@ -17,6 +17,7 @@ import dev.lantern.cuda.codegen.LaunchConfig;
 import dev.lantern.cuda.codegen.NormSpec;
 import dev.lantern.cuda.codegen.RopeSpec;
 import dev.lantern.cuda.codegen.SoftmaxSpec;
+import dev.lantern.engine.BackendChoices;
 import dev.lantern.ir.DType;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -147,14 +148,14 @@ final class MicroBench {
     }
 
     /**
-     * The best of up to {@link CudaSession#GEMM_CANDIDATES} heuristic candidates of {@code spec}
+     * The best of up to {@link BackendChoices#DEFAULT_GEMM_CANDIDATES} heuristic candidates of {@code spec}
      * (or the cached one), then {@code after} in place on d. The caller closes the choice.
      */
     private GemmChoice bestGemm(CublasLtHandle lt, CudaStream s, GemmSpec spec, CudaKernelSource after, CudaStorage a, CudaStorage b,
                                 CudaStorage bias, CudaStorage d, CudaStorage ws) {
-        CublasLtGemm g = lt.plan(spec, CudaSession.WORKSPACE_BYTES, CudaSession.GEMM_CANDIDATES);
+        CublasLtGemm g = lt.plan(spec, CudaSession.WORKSPACE_BYTES, BackendChoices.DEFAULT_GEMM_CANDIDATES);
         try {
-            int cands = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, g.candidates().size()));
+            int cands = Math.max(1, Math.min(BackendChoices.DEFAULT_GEMM_CANDIDATES, g.candidates().size()));
             String key = Autotuner.gemmKey(spec, device.target().name());
             String cached = tune.get(key);
             Runnable tail = () -> { };
