@@ -1,6 +1,6 @@
 package dev.lantern.cli;
 
-import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.engine.CudaBench;
 import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.frontend.nn.BlockConfig;

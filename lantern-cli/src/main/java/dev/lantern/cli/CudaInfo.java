@@ -1,6 +1,6 @@
 package dev.lantern.cli;
 
-import dev.lantern.cuda.CudaDoctor;
+import dev.lantern.cuda.doctor.CudaDoctor;
 
 import java.util.List;
 

@@ -1,6 +1,6 @@
 package dev.lantern.cli;
 
-import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.ffi.CudaLibraries;
 import dev.lantern.cuda.ffi.LibraryProbe;
 import dev.lantern.cuda.engine.CudaDemo;

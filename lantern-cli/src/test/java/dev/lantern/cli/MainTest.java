@@ -114,7 +114,7 @@ class MainTest {
 
     @Test
     void demoWithoutAGpuOnCudaIsABadCommandLineLikeBench() {
-        assumeTrue(dev.lantern.cuda.CudaDevice.count() == 0, "a GPU is present: the demo would run");
+        assumeTrue(dev.lantern.cuda.driver.CudaDevice.count() == 0, "a GPU is present: the demo would run");
         Run demo = run("demo", "--device", "cuda");
         Run bench = run("bench", "macro");
         assertEquals(2, demo.code(), demo.err());

@@ -43,6 +43,14 @@ public record CudaKernelSource(String entry, String source, List<KernelParam> pa
         return archSpecific() ? target.arch() + "a" : target.arch();
     }
 
+    /**
+     * How many of the parameters are tensor maps (always the last ones): a step passes the
+     * ordinary arguments, and the launcher appends the maps the TMA variant declares.
+     */
+    public int tensorMapCount() {
+        return (int) params.stream().filter(p -> p.cType().contains("LtTensorMap")).count();
+    }
+
     /** The launch configuration for the spec's own sizes. */
     public LaunchConfig launch() {
         return rule.launch(problem);

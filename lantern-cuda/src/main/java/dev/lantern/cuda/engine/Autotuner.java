@@ -1,7 +1,7 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CublasLtGemm;
-import dev.lantern.cuda.GemmSpec;
+import dev.lantern.cuda.blas.CublasLtGemm;
+import dev.lantern.cuda.blas.GemmSpec;
 import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CudaKernelSource;
@@ -10,6 +10,9 @@ import dev.lantern.cuda.codegen.CudaTarget;
 import dev.lantern.cuda.codegen.KernelSpec;
 import dev.lantern.cuda.codegen.NormSpec;
 import dev.lantern.cuda.codegen.SoftmaxSpec;
+import dev.lantern.cuda.lower.CudaLowering;
+import dev.lantern.cuda.lower.KernelNames;
+import dev.lantern.cuda.lower.Step;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -32,7 +35,7 @@ import java.util.Set;
  * Times: median of 5 CUDA-event runs after 2 warm-ups; big GEMMs under sustained load instead
  * ({@link #gemmMs}); a variant that fails to render or compile is skipped (the default stays).
  */
-final class Autotuner {
+public final class Autotuner {
     private static final List<Integer> ROW_VECTORS = List.of(2, 4, 8);
     private static final List<CudaTarget.AttentionTile> ATTENTION = List.of(
             new CudaTarget.AttentionTile(4, 1, 64, 1),
@@ -69,7 +72,7 @@ final class Autotuner {
      * The attention variants timed on {@code base}, by tag: the wgmma tiles where the GPU has
      * wgmma, then the mma.sync tiles. The first is the default.
      */
-    static Map<String, CudaTarget> attentionVariants(CudaTarget base) {
+    public static Map<String, CudaTarget> attentionVariants(CudaTarget base) {
         Map<String, CudaTarget> v = new LinkedHashMap<>();
         if (base.wgmmaAttention() != null) {
             HOPPER.forEach(t -> v.put(t.tag(), base.withWgmmaAttention(t)));
@@ -144,7 +147,7 @@ final class Autotuner {
                     CudaKernelSource src = KernelNames.render(l.spec(), apply(base, v));
                     Runnable r = session.bindLaunch(src, l.args());
                     times.put(v, loadedMs(r));
-                } catch (CodegenException | dev.lantern.cuda.KernelCompileException e) {
+                } catch (CodegenException | dev.lantern.cuda.nvrtc.KernelCompileException e) {
                     // a variant this shape cannot take: skip it
                 }
             }

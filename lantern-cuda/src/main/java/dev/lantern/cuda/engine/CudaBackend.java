@@ -6,7 +6,7 @@ import dev.lantern.Program;
 import dev.lantern.RunMode;
 import dev.lantern.Session;
 import dev.lantern.Weights;
-import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.ffi.CudaLibraries;
 import dev.lantern.cuda.ffi.LibraryProbe;
 

@@ -7,7 +7,7 @@ import dev.lantern.RunMode;
 import dev.lantern.Session;
 import dev.lantern.SessionStats;
 import dev.lantern.Weights;
-import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.ir.LanternException;
 import dev.lantern.runtime.GraphPolicy;

@@ -1,10 +1,10 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.codegen.CudaTarget;
 
 /**
- * The one place where the runtime's device facts ({@code dev.lantern.cuda.CudaTarget}, read
+ * The one place where the runtime's device facts ({@code dev.lantern.cuda.driver.DeviceInfo}, read
  * from the driver) become the codegen's target ({@code dev.lantern.cuda.codegen.CudaTarget}):
  * architecture, SM count and opt-in shared memory from the device, tile choices from the
  * tuned H200 defaults (the only Hopper part this project measures on).
@@ -13,7 +13,7 @@ public final class CudaTargets {
     private CudaTargets() {
     }
 
-    public static CudaTarget of(dev.lantern.cuda.CudaTarget device) {
+    public static CudaTarget of(dev.lantern.cuda.driver.DeviceInfo device) {
         CudaTarget h = CudaTarget.H200;
         return new CudaTarget(device.arch(), device.smCount(), h.warpSize(), h.maxThreadsPerBlock(),
                 device.maxSharedPerBlockOptin(), h.vectorBytes(), h.dtypes(), h.rowVectorsPerThread(),

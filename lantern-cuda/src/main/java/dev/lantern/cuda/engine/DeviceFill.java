@@ -1,10 +1,10 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaModule;
-import dev.lantern.cuda.CudaStream;
-import dev.lantern.cuda.KernelSource;
-import dev.lantern.cuda.ModuleCache;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaModule;
+import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.nvrtc.KernelSource;
+import dev.lantern.cuda.nvrtc.ModuleCache;
 import dev.lantern.ir.DType;
 
 /**

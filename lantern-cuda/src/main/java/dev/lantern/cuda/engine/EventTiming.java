@@ -1,8 +1,8 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaEvent;
-import dev.lantern.cuda.CudaStream;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaEvent;
+import dev.lantern.cuda.driver.CudaStream;
 
 import java.util.Arrays;
 

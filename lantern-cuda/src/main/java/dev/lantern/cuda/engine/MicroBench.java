@@ -1,12 +1,12 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CublasLtGemm;
-import dev.lantern.cuda.CublasLtHandle;
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaModule;
-import dev.lantern.cuda.CudaStorage;
-import dev.lantern.cuda.CudaStream;
-import dev.lantern.cuda.GemmSpec;
+import dev.lantern.cuda.blas.CublasLtGemm;
+import dev.lantern.cuda.blas.CublasLtHandle;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaModule;
+import dev.lantern.cuda.driver.CudaStorage;
+import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.blas.GemmSpec;
 import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
@@ -17,6 +17,7 @@ import dev.lantern.cuda.codegen.LaunchConfig;
 import dev.lantern.cuda.codegen.NormSpec;
 import dev.lantern.cuda.codegen.RopeSpec;
 import dev.lantern.cuda.codegen.SoftmaxSpec;
+import dev.lantern.cuda.lower.KernelNames;
 import dev.lantern.engine.BackendChoices;
 import dev.lantern.ir.DType;
 import java.util.ArrayList;

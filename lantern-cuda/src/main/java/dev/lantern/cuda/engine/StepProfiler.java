@@ -1,7 +1,8 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CudaEvent;
-import dev.lantern.cuda.CudaStream;
+import dev.lantern.cuda.driver.CudaEvent;
+import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.lower.Step;
 import java.util.ArrayList;
 import java.util.List;
 

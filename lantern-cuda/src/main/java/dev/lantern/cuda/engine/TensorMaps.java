@@ -1,6 +1,6 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.TensorMap;
+import dev.lantern.cuda.driver.TensorMap;
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.KernelParam;
@@ -21,18 +21,9 @@ final class TensorMaps {
     private TensorMaps() {
     }
 
-    /** How many of {@code src}'s parameters are tensor maps (always the last ones). */
-    static int count(CudaKernelSource src) {
-        return (int) src.params().stream().filter(TensorMaps::isMap).count();
-    }
-
-    private static boolean isMap(KernelParam p) {
-        return p.cType().contains("LtTensorMap");
-    }
-
     /** {@code args} (resolved: addresses as Long) followed by the maps {@code src} declares. */
     static Object[] append(CudaKernelSource src, Object[] args, CudaDriver driver) {
-        int maps = count(src);
+        int maps = src.tensorMapCount();
         if (maps == 0) {
             return args;
         }

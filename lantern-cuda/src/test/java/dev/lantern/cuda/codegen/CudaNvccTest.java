@@ -1,6 +1,5 @@
 package dev.lantern.cuda.codegen;
 
-import dev.lantern.cuda.NvccOnPath;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -50,7 +49,7 @@ class CudaNvccTest {
         CudaKernelSource src = spec.render(CudaTarget.H200);
         Path cu = tmp.resolve(src.entry() + ".cu");
         Files.writeString(cu, src.source());
-        List<String> cmd = new ArrayList<>(List.of("nvcc", dev.lantern.cuda.NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3",
+        List<String> cmd = new ArrayList<>(List.of("nvcc", dev.lantern.cuda.codegen.NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3",
                 "-std=c++17", "-Xptxas", "-v", "-o", tmp.resolve(src.entry() + ".cubin").toString(), cu.toString()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

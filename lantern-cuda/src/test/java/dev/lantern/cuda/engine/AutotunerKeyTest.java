@@ -3,7 +3,9 @@ package dev.lantern.cuda.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
-import dev.lantern.cuda.GemmSpec;
+import dev.lantern.cuda.blas.GemmSpec;
+import dev.lantern.cuda.lower.CudaLoweringTest;
+import dev.lantern.cuda.lower.Step;
 import dev.lantern.frontend.nn.BlockConfig;
 import java.util.List;
 import java.util.Set;

@@ -1,7 +1,8 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.GemmSpec;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.blas.GemmSpec;
+import dev.lantern.cuda.lower.Step;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
 import dev.lantern.ir.DType;

@@ -1,6 +1,6 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.frontend.nn.BlockConfig;
 import java.util.function.BiConsumer;
 

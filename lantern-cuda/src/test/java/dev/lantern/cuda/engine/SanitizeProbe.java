@@ -1,6 +1,7 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.lower.Step;
 import dev.lantern.engine.DemoMetrics;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;

@@ -1,11 +1,11 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.CublasLtGemm;
-import dev.lantern.cuda.CublasLtHandle;
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaStorage;
-import dev.lantern.cuda.CudaStream;
-import dev.lantern.cuda.GemmSpec;
+import dev.lantern.cuda.blas.CublasLtGemm;
+import dev.lantern.cuda.blas.CublasLtHandle;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaStorage;
+import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.blas.GemmSpec;
 import dev.lantern.ir.DType;
 import java.util.Locale;
 

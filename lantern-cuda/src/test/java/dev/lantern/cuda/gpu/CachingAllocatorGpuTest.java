@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaSegmentSource;
-import dev.lantern.cuda.CudaStorage;
-import dev.lantern.cuda.CudaStream;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaSegmentSource;
+import dev.lantern.cuda.driver.CudaStorage;
+import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.runtime.alloc.Allocation;
 import dev.lantern.runtime.alloc.AllocatorConfig;
 import dev.lantern.runtime.alloc.AllocatorStats;
@@ -87,7 +87,7 @@ class CachingAllocatorGpuTest {
 
     @org.junit.jupiter.api.Test
     void serviceProviderOpensGpuZero() throws Exception {
-        dev.lantern.runtime.alloc.SegmentSource src = new dev.lantern.cuda.CudaSegmentSourceProvider().open();
+        dev.lantern.runtime.alloc.SegmentSource src = new dev.lantern.cuda.engine.CudaSegmentSourceProvider().open();
         try {
             assertEquals("cuda:0", src.name());
             long seg = src.reserve(8L << 20);

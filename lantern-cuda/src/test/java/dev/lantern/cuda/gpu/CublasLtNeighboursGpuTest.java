@@ -3,12 +3,12 @@ package dev.lantern.cuda.gpu;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CublasLtGemm;
-import dev.lantern.cuda.CublasLtHandle;
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaStorage;
-import dev.lantern.cuda.CudaStream;
-import dev.lantern.cuda.GemmSpec;
+import dev.lantern.cuda.blas.CublasLtGemm;
+import dev.lantern.cuda.blas.CublasLtHandle;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaStorage;
+import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.blas.GemmSpec;
 import dev.lantern.cuda.ffi.CublasLt;
 import java.util.List;
 import java.util.SplittableRandom;

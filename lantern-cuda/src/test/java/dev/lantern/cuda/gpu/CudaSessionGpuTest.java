@@ -3,7 +3,7 @@ package dev.lantern.cuda.gpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CudaDevice;
+import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.engine.CudaDemo;
 import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.engine.DemoMetrics;

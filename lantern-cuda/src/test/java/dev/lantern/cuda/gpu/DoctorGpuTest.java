@@ -2,7 +2,7 @@ package dev.lantern.cuda.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CudaDoctor;
+import dev.lantern.cuda.doctor.CudaDoctor;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

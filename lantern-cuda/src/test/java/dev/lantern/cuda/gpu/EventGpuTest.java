@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaEvent;
-import dev.lantern.cuda.CudaStream;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaEvent;
+import dev.lantern.cuda.driver.CudaStream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 

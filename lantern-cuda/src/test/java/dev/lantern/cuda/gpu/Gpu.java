@@ -1,11 +1,11 @@
 package dev.lantern.cuda.gpu;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaModule;
-import dev.lantern.cuda.CudaStorage;
-import dev.lantern.cuda.CudaStream;
-import dev.lantern.cuda.KernelSource;
-import dev.lantern.cuda.ModuleCache;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaModule;
+import dev.lantern.cuda.driver.CudaStorage;
+import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.nvrtc.KernelSource;
+import dev.lantern.cuda.nvrtc.ModuleCache;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

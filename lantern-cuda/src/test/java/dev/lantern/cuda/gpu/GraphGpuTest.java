@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaModule;
-import dev.lantern.cuda.CudaStorage;
-import dev.lantern.cuda.CudaStream;
-import dev.lantern.cuda.GraphCaptureException;
-import dev.lantern.cuda.GraphRunner;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaModule;
+import dev.lantern.cuda.driver.CudaStorage;
+import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.driver.GraphCaptureException;
+import dev.lantern.cuda.driver.GraphRunner;
 import dev.lantern.cuda.ffi.CudaException;
 import dev.lantern.runtime.GraphPolicy;
 import java.util.SplittableRandom;

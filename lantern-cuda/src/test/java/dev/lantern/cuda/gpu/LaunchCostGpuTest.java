@@ -3,12 +3,12 @@ package dev.lantern.cuda.gpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaEvent;
-import dev.lantern.cuda.CudaModule;
-import dev.lantern.cuda.CudaStorage;
-import dev.lantern.cuda.CudaStream;
-import dev.lantern.cuda.GraphRunner;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaEvent;
+import dev.lantern.cuda.driver.CudaModule;
+import dev.lantern.cuda.driver.CudaStorage;
+import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.driver.GraphRunner;
 import dev.lantern.runtime.GraphPolicy;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaSegmentSource;
-import dev.lantern.cuda.CudaStorage;
-import dev.lantern.cuda.CudaStream;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaSegmentSource;
+import dev.lantern.cuda.driver.CudaStorage;
+import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.ffi.CudaOutOfMemoryException;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Tag;

@@ -2,10 +2,10 @@ package dev.lantern.cuda.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.CudaEvent;
-import dev.lantern.cuda.CudaModule;
-import dev.lantern.cuda.CudaStream;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaEvent;
+import dev.lantern.cuda.driver.CudaModule;
+import dev.lantern.cuda.driver.CudaStream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 

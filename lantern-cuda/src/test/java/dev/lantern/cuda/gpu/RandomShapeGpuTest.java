@@ -2,16 +2,16 @@ package dev.lantern.cuda.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.CudaDevice;
-import dev.lantern.cuda.GemmSample;
-import dev.lantern.cuda.KernelSource;
-import dev.lantern.cuda.ModuleCache;
-import dev.lantern.cuda.RandomBlocks;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.lower.GemmSample;
+import dev.lantern.cuda.nvrtc.KernelSource;
+import dev.lantern.cuda.nvrtc.ModuleCache;
+import dev.lantern.cuda.lower.RandomBlocks;
 import dev.lantern.cuda.codegen.CudaKernelSource;
-import dev.lantern.cuda.engine.CudaLowering;
+import dev.lantern.cuda.lower.CudaLowering;
 import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.cuda.engine.CudaTargets;
-import dev.lantern.cuda.engine.Step;
+import dev.lantern.cuda.lower.Step;
 import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.Compiler;

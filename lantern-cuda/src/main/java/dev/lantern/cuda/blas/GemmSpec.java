@@ -1,0 +1,56 @@
+package dev.lantern.cuda.blas;
+
+/**
+ * A row-major (batched) GEMM: for each batch b,
+ * {@code D[b] (m×n) = alpha · op(A[b]) (m×k) · op(B[b]) (k×n) + beta · C[b] (+ epilogue(bias[n]))}.
+ * A is stored (m×k), or (k×m) when {@code transA}; B is stored (k×n), or (n×k) when
+ * {@code transB} (a linear layer's weight). Batches are contiguous: A[b] starts m·k elements
+ * after A[b-1], and so on. Accumulation and alpha/beta are f32.
+ */
+public record GemmSpec(int m, int n, int k, int batch, boolean transA, boolean transB,
+                       DataType abType, DataType cdType, Epilogue epilogue, DataType biasType) {
+    public GemmSpec {
+        if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) {
+            throw new IllegalArgumentException("GEMM sizes must be positive: m=" + m + " n=" + n + " k=" + k
+                    + " batch=" + batch);
+        }
+        if (epilogue.hasBias() && biasType == null) {
+            throw new IllegalArgumentException("epilogue " + epilogue + " needs a bias type");
+        }
+    }
+
+    /** A plain GEMM with no epilogue. */
+    public static GemmSpec of(int m, int n, int k, DataType ab, DataType cd) {
+        return new GemmSpec(m, n, k, 1, false, false, ab, cd, Epilogue.NONE, null);
+    }
+
+    /** cudaDataType values (library_types.h) with element sizes. */
+    public enum DataType {
+        F32(0, 4), F16(2, 2), BF16(14, 2);
+
+        public final int cuda;
+        public final int bytes;
+
+        DataType(int cuda, int bytes) {
+            this.cuda = cuda;
+            this.bytes = bytes;
+        }
+    }
+
+    /** cublasLtEpilogue_t values; bias is per output column (length n). */
+    public enum Epilogue {
+        NONE(1, false), RELU(2, false), BIAS(4, true), RELU_BIAS(6, true), GELU(32, false), GELU_BIAS(36, true);
+
+        public final int cublas;
+        private final boolean bias;
+
+        Epilogue(int cublas, boolean bias) {
+            this.cublas = cublas;
+            this.bias = bias;
+        }
+
+        public boolean hasBias() {
+            return bias;
+        }
+    }
+}

@@ -1,0 +1,44 @@
+package dev.lantern.cuda.lower;
+
+import dev.lantern.cuda.codegen.AttentionSpec;
+import dev.lantern.cuda.codegen.CastSpec;
+import dev.lantern.cuda.codegen.CudaKernelSource;
+import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.ElementwiseSpec;
+import dev.lantern.cuda.codegen.KernelSpec;
+import dev.lantern.cuda.codegen.NormSpec;
+import dev.lantern.cuda.codegen.PermuteSpec;
+import dev.lantern.cuda.codegen.RopeSpec;
+import dev.lantern.cuda.codegen.SoftmaxSpec;
+
+/**
+ * Content-derived kernel names: a spec is rendered once under a fixed placeholder name, and
+ * the entry becomes {@code <family>_<first 12 hex of the source hash>}. Equal kernels get equal
+ * names and equal sources, so the module cache and the nvcc test compile each only once.
+ */
+public final class KernelNames {
+    private KernelNames() {
+    }
+
+    public static final String PLACEHOLDER = "lt_kernel";
+
+    public static CudaKernelSource render(KernelSpec spec, CudaTarget target) {
+        String hash = withName(spec, PLACEHOLDER).render(target).sourceHash().substring(0, 12);
+        return withName(spec, spec.name() + "_" + hash).render(target);
+    }
+
+    public static KernelSpec withName(KernelSpec s, String n) {
+        return switch (s) {
+            case ElementwiseSpec e -> new ElementwiseSpec(n, e.shape(), e.inputs(), e.steps(), e.outDtype());
+            case CastSpec c -> new CastSpec(n, c.numel(), c.from(), c.to());
+            case NormSpec x -> new NormSpec(n, x.kind(), x.rows(), x.cols(), x.eps(), x.inDtype(), x.weightDtype(), x.outDtype(),
+                    x.residual(), x.bias());
+            case SoftmaxSpec x -> new SoftmaxSpec(n, x.rows(), x.cols(), x.scale(), x.causal(), x.seqQ(), x.inDtype(), x.outDtype());
+            case RopeSpec x -> new RopeSpec(n, x.rows(), x.seq(), x.headDim(), x.base(), x.offset(), x.interleaved(), x.inDtype(),
+                    x.outDtype(), x.input());
+            case PermuteSpec x -> new PermuteSpec(n, x.inShape(), x.perm(), x.dtype());
+            case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
+                    x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys());
+        };
+    }
+}

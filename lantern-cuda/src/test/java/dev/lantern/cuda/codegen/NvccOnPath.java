@@ -1,0 +1,33 @@
+package dev.lantern.cuda.codegen;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Whether nvcc is on the PATH: the {@code @Tag("nvcc")} tests skip themselves when it is not. */
+public final class NvccOnPath {
+    private NvccOnPath() {}
+
+    public static boolean found() {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return false;
+        }
+        for (String dir : path.split(File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(dir, "nvcc"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * nvcc's architecture flag for a generated kernel: {@code -arch=sm_90}, or for an
+     * arch-specific (wgmma) kernel the {@code -gencode} form for sm_90a (the {@code -arch=sm_90a}
+     * shorthand also runs a plain sm_90 pass that rejects wgmma on nvcc 13.0).
+     */
+    public static String archFlag(dev.lantern.cuda.codegen.CudaKernelSource src, dev.lantern.cuda.codegen.CudaTarget target) {
+        String arch = src.arch(target);
+        return src.archSpecific() ? "-gencode=arch=compute_" + arch.substring(3) + ",code=" + arch : "-arch=" + arch;
+    }
+}
