@@ -34,6 +34,7 @@ public final class Program {
         return graph;
     }
 
+    /** The options the program was compiled with. */
     public CompileOptions options() {
         return options;
     }
