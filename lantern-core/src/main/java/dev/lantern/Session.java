@@ -15,10 +15,13 @@ import java.util.Map;
  * }</pre>
  */
 public interface Session extends AutoCloseable {
+    /** The program this session runs. */
     Program program();
 
+    /** The device it runs on. */
     Device device();
 
+    /** How its forwards run. */
     RunMode mode();
 
     /**
