@@ -17,8 +17,10 @@ import dev.lantern.ir.LanternException;
  *                      primitive op: the eager baseline a GPU session measures against
  * @param dumpAfterEach keep the IR after every pass in {@link CompiledModel#dumps()}
  * @param verifyEach    run the verifier between passes (tests turn it on; cheap enough to leave on)
+ * @param choices       backend choices that change the compiled result (part of the hash)
  */
-public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach) {
+public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach,
+                             BackendChoices choices) {
     public enum Amp {
         NONE, BF16, F16;
 
@@ -41,7 +43,13 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
         }
     }
 
+    /** The options without backend choices: {@link BackendChoices#defaults()}. */
+    public CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach) {
+        this(amp, target, fuse, dumpAfterEach, verifyEach, BackendChoices.defaults());
+    }
+
     public CompileOptions {
+        java.util.Objects.requireNonNull(choices, "choices");
         if (!target.equals("cpu") && !target.equals("cuda")) {
             throw new LanternException("unknown target '" + target + "' (this build compiles for: cpu, cuda)");
         }
@@ -52,20 +60,24 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
     }
 
     public CompileOptions withAmp(Amp a) {
-        return new CompileOptions(a, target, fuse, dumpAfterEach, verifyEach);
+        return new CompileOptions(a, target, fuse, dumpAfterEach, verifyEach, choices);
     }
 
     public CompileOptions withDumpAfterEach(boolean d) {
-        return new CompileOptions(amp, target, fuse, d, verifyEach);
+        return new CompileOptions(amp, target, fuse, d, verifyEach, choices);
     }
 
     public CompileOptions withTarget(String t) {
-        return new CompileOptions(amp, t, fuse, dumpAfterEach, verifyEach);
+        return new CompileOptions(amp, t, fuse, dumpAfterEach, verifyEach, choices);
     }
 
     /** Without fusion: one kernel per primitive op (the eager baseline). */
     public CompileOptions withFuse(boolean f) {
-        return new CompileOptions(amp, target, f, dumpAfterEach, verifyEach);
+        return new CompileOptions(amp, target, f, dumpAfterEach, verifyEach, choices);
+    }
+
+    public CompileOptions withChoices(BackendChoices c) {
+        return new CompileOptions(amp, target, fuse, dumpAfterEach, verifyEach, c);
     }
 
     /** The kernel target these options describe kernels for. */
@@ -75,6 +87,13 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
 
     /** SHA-256 of the fields that change the compiled result (dumping does not). */
     public String hash() {
-        return GraphHash.sha256("amp=" + amp + ";target=" + target + (fuse ? "" : ";fuse=false"));
+        return GraphHash.sha256("amp=" + amp + ";target=" + target + (fuse ? "" : ";fuse=false") + choices.keyText());
+    }
+
+    /** As a record prints, with the choices only when they are not the defaults (dumps stay as they were). */
+    @Override
+    public String toString() {
+        return "CompileOptions[amp=" + amp + ", target=" + target + ", fuse=" + fuse + ", dumpAfterEach=" + dumpAfterEach
+                + ", verifyEach=" + verifyEach + (choices.equals(BackendChoices.defaults()) ? "" : ", choices=" + choices) + "]";
     }
 }

@@ -28,6 +28,15 @@ public record CompiledModel(Graph source, Graph unfused, Graph graph, List<Kerne
         dumps = List.copyOf(dumps);
     }
 
+    /** The storage (free views resolved to their base) of every graph output: values that outlive the forward. */
+    public java.util.Set<String> outputStorage() {
+        java.util.Set<String> s = new java.util.LinkedHashSet<>();
+        for (String o : graph.outputs()) {
+            s.add(dev.lantern.kernel.KernelLowering.storage(graph, o));
+        }
+        return s;
+    }
+
     public double fusionCoverage() {
         return coverage.value();
     }

@@ -55,20 +55,12 @@ public final class Pipeline {
             p.add(new Autocast(options.amp().dtype()));
         }
         if (options.fuse()) {
-            p.add(new Fuse(target.arch().equals("cuda") && residualStreamInGemm())); // CUDA: the residual stream through C
+            // CUDA: the residual stream through C (BackendChoices.residualInGemm)
+            p.add(new Fuse(target.arch().equals("cuda") && options.choices().residualInGemm()));
         }
         p.add(new Partition(target));
         p.add(new PlanMemory(target));
         return new Pipeline(p, options.verifyEach());
-    }
-
-    /**
-     * Whether the CUDA pipeline writes the residual stream from the GEMM epilogue (default true;
-     * {@code -Dlantern.fuse.residualStreamInGemm=false} keeps the norm-prologue form: an ablation
-     * switch for measuring the difference, docs/perf-notes.md).
-     */
-    static boolean residualStreamInGemm() {
-        return !"false".equals(System.getProperty("lantern.fuse.residualStreamInGemm"));
     }
 
     /** Any passes, in the given order (what {@code lantern opt --passes a,b} runs). */

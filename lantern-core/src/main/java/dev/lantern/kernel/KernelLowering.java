@@ -75,6 +75,28 @@ public final class KernelLowering {
         };
     }
 
+    /** The value whose storage {@code value} reads: itself, or the base of the free view chain it is. */
+    public static String storage(Graph g, String value) {
+        Node n = g.node(value);
+        while (n != null && !n.op().isSource() && isFree(n, g)) {
+            n = g.node(n.input(0));
+        }
+        return n == null ? value : n.name();
+    }
+
+    /** {@code value} as kernel input {@code role}: its type and layout, and the storage it is read from. */
+    static Operand operand(Graph g, String value, String role) {
+        String base = storage(g, value);
+        Node bn = g.node(base);
+        Operand.Origin origin = bn == null ? Operand.Origin.INTERMEDIATE : switch (bn.op()) {
+            case INPUT -> Operand.Origin.INPUT;
+            case PARAM -> Operand.Origin.PARAM;
+            case CONSTANT -> Operand.Origin.CONSTANT;
+            default -> Operand.Origin.INTERMEDIATE;
+        };
+        return Operand.of(value, role, g.type(value)).stored(base, g.type(base).contiguous().bytes(), origin);
+    }
+
     /** Whether input {@code input} of {@code op} is integer ids that its kernel reads as indices, not as numbers. */
     public static boolean readsIntegerIds(Op op, int input) {
         return op == Op.GATHER && input == 1;
@@ -105,7 +127,7 @@ public final class KernelLowering {
         List<Operand> ins = new ArrayList<>();
         for (int i = 0; i < n.inputs().size(); i++) {
             String role = i < s.roles().size() ? s.roles().get(i) : "in" + i;
-            ins.add(Operand.of(n.input(i), role, g.type(n.input(i))));
+            ins.add(operand(g, n.input(i), role));
         }
         Operand out = Operand.of(n.name(), "out", n.type().contiguous());
         String name = "k" + index + "_" + String.join("_", s.fusedOps().stream().distinct().limit(4).toList());

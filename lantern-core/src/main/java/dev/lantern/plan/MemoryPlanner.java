@@ -37,7 +37,15 @@ public final class MemoryPlanner {
     private MemoryPlanner() {}
 
     public static MemoryPlan plan(Graph g, List<Kernel> kernels) {
-        List<Buffer> buffers = lifetimes(g, kernels);
+        return pack(lifetimes(g, kernels), kernels.size());
+    }
+
+    /**
+     * Places any buffers with lifetimes over {@code steps} steps (rules 2 and 3 above): what a
+     * backend uses for memory of its own (the CUDA lowering's transient copies, by step), so that
+     * one planner places every byte.
+     */
+    public static MemoryPlan pack(List<Buffer> buffers, int steps) {
         List<MemoryPlan.Placement> placed = new ArrayList<>();
         List<Buffer> order = new ArrayList<>(buffers);
         order.sort(Comparator.comparingLong(Buffer::bytes).reversed().thenComparingInt(Buffer::first).thenComparing(Buffer::value));
@@ -61,7 +69,7 @@ public final class MemoryPlanner {
             arena = Math.max(arena, offset + b.bytes());
         }
         placed.sort(Comparator.comparingLong(MemoryPlan.Placement::offset).thenComparing(p -> p.buffer().value()));
-        return new MemoryPlan(placed, arena, lowerBound(buffers, kernels.size()), buffers.stream().mapToLong(Buffer::bytes).sum(), kernels.size());
+        return new MemoryPlan(placed, arena, lowerBound(buffers, steps), buffers.stream().mapToLong(Buffer::bytes).sum(), steps);
     }
 
     /** Buffers in kernel order with their [first, last] kernel indices. */
@@ -70,7 +78,7 @@ public final class MemoryPlanner {
         Map<String, Long> size = new LinkedHashMap<>();
         for (Kernel k : kernels) {
             for (Operand in : k.inputs()) {
-                int[] l = life.get(base(g, in.value()));
+                int[] l = life.get(in.storage());
                 if (l != null) {
                     l[1] = Math.max(l[1], k.index());
                 }
@@ -95,11 +103,7 @@ public final class MemoryPlanner {
 
     /** The value whose storage {@code value} reads: itself, or the base of the free view chain it is. */
     public static String base(Graph g, String value) {
-        Node n = g.node(value);
-        while (n != null && !n.op().isSource() && KernelLowering.isFree(n, g)) {
-            n = g.node(n.input(0));
-        }
-        return n == null ? value : n.name();
+        return KernelLowering.storage(g, value);
     }
 
     private static long lowerBound(List<Buffer> buffers, int steps) {
@@ -116,7 +120,8 @@ public final class MemoryPlanner {
         return best;
     }
 
-    static long aligned(long bytes) {
+    /** {@code bytes} rounded up to {@link #ALIGN} (at least one unit). */
+    public static long aligned(long bytes) {
         return (Math.max(bytes, 1) + ALIGN - 1) / ALIGN * ALIGN;
     }
 }

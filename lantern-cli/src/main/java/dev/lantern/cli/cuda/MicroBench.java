@@ -21,9 +21,11 @@ import dev.lantern.cuda.engine.Autotuner;
 import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.cuda.engine.CudaTargets;
 import dev.lantern.cuda.engine.DeviceFill;
+import dev.lantern.cuda.engine.KernelTimer;
 import dev.lantern.cuda.engine.TensorMaps;
 import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.cuda.lower.KernelNames;
+import dev.lantern.engine.BackendChoices;
 import dev.lantern.ir.DType;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -154,16 +156,15 @@ final class MicroBench {
     }
 
     /**
-     * The best of up to {@link CudaSession#GEMM_CANDIDATES} heuristic candidates of {@code spec}
-     * (or the cached one), then {@code after} in place on d. The caller closes the choice.
+     * The best of up to {@link BackendChoices#DEFAULT_GEMM_CANDIDATES} heuristic candidates of {@code spec}
+     * (or the cached one), then {@code after} in place on d: chosen by the {@link Autotuner}'s own
+     * search (the one GEMM search; its cache entries are the sessions'). The caller closes the choice.
      */
     private GemmChoice bestGemm(CublasLtHandle lt, CudaStream s, GemmSpec spec, CudaKernelSource after, CudaStorage a, CudaStorage b,
                                 CudaStorage bias, CudaStorage d, CudaStorage ws) {
-        CublasLtGemm g = lt.plan(spec, CudaSession.WORKSPACE_BYTES, CudaSession.GEMM_CANDIDATES);
+        CublasLtGemm g = lt.plan(spec, CudaSession.WORKSPACE_BYTES, BackendChoices.DEFAULT_GEMM_CANDIDATES);
         try {
-            int cands = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, g.candidates().size()));
-            String key = Autotuner.gemmKey(spec, device.target().name());
-            String cached = tune.get(key);
+            int cands = Math.max(1, Math.min(BackendChoices.DEFAULT_GEMM_CANDIDATES, g.candidates().size()));
             Runnable tail = () -> { };
             if (after != null) {
                 CudaModule.CudaKernel k = bench.load(after);
@@ -174,20 +175,13 @@ final class MicroBench {
                 tail = () -> k.launch(s, grid, block, c.dynamicSharedBytes(), d.address(), d.address(), n);
             }
             Runnable then = tail;
-            double best = Double.MAX_VALUE;
-            int bestC = 0;
-            for (int c = 0; c < cands; c++) {
-                if (cached != null && Integer.parseInt(cached) != c) {
-                    continue;
-                }
-                double ms = bench.time(s, gemmRun(g, s, a, b, bias, d, ws, c, then), 5, 20);
-                if (ms < best) {
-                    best = ms;
-                    bestC = c;
-                }
-            }
-            tune.put(key, Integer.toString(bestC));
-            return new GemmChoice(bestC, best, gemmRun(g, s, a, b, bias, d, ws, bestC, then), g);
+            Autotuner tuner = new Autotuner(KernelTimer.events(device, s), tune, device.target().name(), CudaTarget.H200, cands);
+            Autotuner.Choice choice = tuner.bestCandidate(Autotuner.gemmKey(spec, device.target().name()), cands,
+                    c -> gemmRun(g, s, a, b, bias, d, ws, c, then));
+            Runnable run = gemmRun(g, s, a, b, bias, d, ws, choice.index(), then);
+            // a choice taken from the cache was not timed: time it for the fused/split comparison
+            double selection = choice.ms() < Double.MAX_VALUE ? choice.ms() : bench.time(s, run, 5, 20);
+            return new GemmChoice(choice.index(), selection, run, g);
         } catch (RuntimeException e) {
             g.close();
             throw e;

@@ -1,6 +1,5 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.cuda.blas.CublasLtGemm;
 import dev.lantern.cuda.blas.GemmSpec;
 import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CodegenException;
@@ -55,17 +54,23 @@ public final class Autotuner {
             new CudaTarget.WgmmaTile(64, 1, 1, false),           // no producer: every thread loads (cp.async)
             new CudaTarget.WgmmaTile(128, 1, 1, false));
 
-    private final CudaSession session;
+    private final KernelTimer timer;
     private final TuneCache cache;
     private final String gpu;
     private final CudaTarget base;
+    private final int gemmCandidates;
 
-    /** {@code base}: the session's target (the H200 tile defaults, the device's own arch facts). */
-    Autotuner(CudaSession session, TuneCache cache, String gpu, CudaTarget base) {
-        this.session = session;
+    /**
+     * @param timer          how variants are timed (CUDA events on the session's stream)
+     * @param base           the session's target (the H200 tile defaults, the device's own arch facts)
+     * @param gemmCandidates how many cuBLASLt candidates a GEMM may try (the options' {@code BackendChoices})
+     */
+    public Autotuner(KernelTimer timer, TuneCache cache, String gpu, CudaTarget base, int gemmCandidates) {
+        this.timer = timer;
         this.cache = cache;
         this.gpu = gpu;
         this.base = base;
+        this.gemmCandidates = gemmCandidates;
     }
 
     /**
@@ -87,6 +92,7 @@ public final class Autotuner {
                 + "." + gpu.replace(' ', '_');
     }
 
+    /** The cache key of a GEMM spec on {@code gpu} (the micro benchmarks share it). */
     public static String gemmKey(GemmSpec s, String gpu) {
         return "gemm2." + s.m() + "x" + s.n() + "x" + s.k() + "b" + s.batch() + (s.transA() ? "T" : "N") + (s.transB() ? "T" : "N")
                 + "." + s.abType() + "." + s.cdType() + "." + s.epilogue() + "." + gpu.replace(' ', '_');
@@ -129,7 +135,7 @@ public final class Autotuner {
     }
 
     /** Times every untuned generated kernel's variants; true when some choice differs from the default. */
-    boolean tuneKernels(CudaLowering.Lowered lowered, CudaTarget base) {
+    boolean tuneKernels(CudaLowering.Lowered lowered, StepRunner runner) {
         boolean changed = false;
         Set<String> done = new HashSet<>();
         for (Step s : lowered.steps()) {
@@ -145,7 +151,7 @@ public final class Autotuner {
             for (String v : variants(l.spec())) {
                 try {
                     CudaKernelSource src = KernelNames.render(l.spec(), apply(base, v));
-                    Runnable r = session.bindLaunch(src, l.args());
+                    Runnable r = runner.launch(src, l.args());
                     times.put(v, loadedMs(r));
                 } catch (CodegenException | dev.lantern.cuda.nvrtc.KernelCompileException e) {
                     // a variant this shape cannot take: skip it
@@ -166,13 +172,13 @@ public final class Autotuner {
      * an elementwise GELU in place; the faster form is cached ({@code <key>.split = 1|0}).
      * Returns whether some GEMM is to be split (the session then lowers again).
      */
-    boolean tuneGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<Step.GemmUse, Integer> choice) {
+    boolean tuneGemms(CudaLowering.Lowered lowered, StepRunner runner, Map<Step.GemmUse, Integer> choice) {
         boolean split = false;
         for (Step s : lowered.steps()) {
             if (!(s instanceof Step.Gemm g)) {
                 continue;
             }
-            double fusedMs = tuneOne(g, gemms.get(g.spec()), choice);
+            double fusedMs = tuneOne(g, runner, choice);
             GemmSpec.Epilogue e = g.spec().epilogue();
             if (e != GemmSpec.Epilogue.GELU && e != GemmSpec.Epilogue.GELU_BIAS) {
                 continue;
@@ -183,10 +189,9 @@ public final class Autotuner {
                         g.spec().transB(), g.spec().abType(), g.spec().cdType(),
                         e.hasBias() ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE, g.spec().biasType());
                 Step.Gemm plain = new Step.Gemm(g.kernel(), plainSpec, g.a(), g.b(), g.c(), g.d(), g.bias(), g.beta());
-                CublasLtGemm plan = session.gemmPlan(plainSpec);
-                double plainMs = tuneOne(plain, plan, choice);
-                Runnable gemm = session.bind(plain);
-                Runnable gelu = session.bindLaunch(geluInPlace(g), List.of(new Step.Ptr(g.d()), new Step.Ptr(g.d()),
+                double plainMs = tuneOne(plain, runner, choice);
+                Runnable gemm = runner.gemm(plain, choice.getOrDefault(plain.use(), 0));
+                Runnable gelu = runner.launch(geluInPlace(g), List.of(new Step.Ptr(g.d()), new Step.Ptr(g.d()),
                         new Step.I64((long) g.spec().m() * g.spec().n() * g.spec().batch())));
                 double splitMs = loadedMs(() -> {
                     gemm.run();
@@ -213,22 +218,42 @@ public final class Autotuner {
                 t), CudaTarget.H200);
     }
 
-    /** Best candidate of one GEMM (cached index, else timed up to {@link CudaSession#GEMM_CANDIDATES}); its median ms (MAX_VALUE when taken from the cache). */
-    private double tuneOne(Step.Gemm g, CublasLtGemm plan, Map<Step.GemmUse, Integer> choice) {
+    /** Best candidate of one GEMM (cached index, else timed up to {@code gemmCandidates}); its median ms (MAX_VALUE when taken from the cache). */
+    private double tuneOne(Step.Gemm g, StepRunner runner, Map<Step.GemmUse, Integer> choice) {
         String key = useKey(g.use(), gpu);
-        int n = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, plan.candidates().size()));
+        int n = Math.max(1, Math.min(gemmCandidates, runner.available(g.spec())));
         String cached = cache.get(key);
         if (cached != null || choice.containsKey(g.use())) {
             int c = cached == null ? choice.get(g.use()) : Integer.parseInt(cached);
             choice.put(g.use(), c < n ? c : 0);
-            return loadedMs(session.bind(g));
+            return loadedMs(runner.gemm(g, choice.get(g.use())));
+        }
+        Choice best = bestCandidate(key, n, c -> runner.gemm(g, c));
+        choice.put(g.use(), best.index());
+        return best.ms();
+    }
+
+    /** A tuned choice: the candidate's index and its median ms. */
+    public record Choice(int index, double ms) {}
+
+    /**
+     * The fastest of {@code n} candidates, each run by {@code run.apply(i)}, timed as
+     * {@link #loadedMs} times work, and cached under {@code key} (a cached index is returned
+     * without timing, with ms MAX_VALUE). A candidate that fails at run time is never chosen;
+     * a lost context is not a bad candidate and is thrown. The one GEMM search: sessions and the
+     * micro benchmarks call it.
+     */
+    public Choice bestCandidate(String key, int n, java.util.function.IntFunction<Runnable> run) {
+        String cached = cache.get(key);
+        if (cached != null) {
+            int c = Integer.parseInt(cached);
+            return new Choice(c < n ? c : 0, Double.MAX_VALUE);
         }
         int best = 0;
         double bestMs = Double.MAX_VALUE;
         for (int c = 0; c < n; c++) {
-            choice.put(g.use(), c);
             try {
-                double ms = loadedMs(session.bind(g));
+                double ms = loadedMs(run.apply(c));
                 if (ms < bestMs) {
                     bestMs = ms;
                     best = c;
@@ -239,9 +264,8 @@ public final class Autotuner {
                 // a candidate that fails at run time is never chosen
             }
         }
-        choice.put(g.use(), best);
         cache.put(key, Integer.toString(best));
-        return bestMs;
+        return new Choice(best, bestMs);
     }
 
     /** The cache key of a GEMM use: the spec's key, {@code .c} when it reads C. */
@@ -262,18 +286,18 @@ public final class Autotuner {
      * of back-to-back runs; smaller work, which never reaches the limit, in a short burst.
      */
     private double loadedMs(Runnable g) {
-        double burst = session.timeMs(g, 2, 5);
-        return burst < SUSTAIN_MIN_MS ? burst : session.sustainedMs(g, SUSTAIN_WARM_MS, 30);
+        double burst = timer.medianMs(g, 2, 5);
+        return burst < SUSTAIN_MIN_MS ? burst : timer.sustainedMs(g, SUSTAIN_WARM_MS, 30);
     }
 
     /** At open: the cached GEMM choices, without timing. */
-    void applyCachedGemms(CudaLowering.Lowered lowered, Map<GemmSpec, CublasLtGemm> gemms, Map<Step.GemmUse, Integer> choice) {
+    void applyCachedGemms(CudaLowering.Lowered lowered, StepRunner runner, Map<Step.GemmUse, Integer> choice) {
         for (Step s : lowered.steps()) {
             if (s instanceof Step.Gemm g && !choice.containsKey(g.use())) {
                 String cached = cache.get(useKey(g.use(), gpu));
                 if (cached != null) {
                     int c = Integer.parseInt(cached);
-                    choice.put(g.use(), c < gemms.get(g.spec()).candidates().size() ? c : 0);
+                    choice.put(g.use(), c < runner.available(g.spec()) ? c : 0);
                 }
             }
         }

@@ -29,10 +29,10 @@ final class StepProfiler {
      * stream order. A step run alone finds its inputs in L2 more often than inside the forward, so
      * the sum can be a little below the forward's time.
      */
-    static List<CudaSession.StepTime> alone(CudaSession s, List<Step> steps, List<Runnable> bound, int warm, int iters) {
+    static List<CudaSession.StepTime> alone(CudaExecutor s, List<Step> steps, List<Runnable> bound, int warm, int iters) {
         List<CudaSession.StepTime> out = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
-            out.add(new CudaSession.StepTime(describe(steps.get(i)), s.timeMs(bound.get(i), warm, iters)));
+            out.add(new CudaSession.StepTime(describe(steps.get(i)), s.medianMs(bound.get(i), warm, iters)));
         }
         return out;
     }
@@ -42,7 +42,7 @@ final class StepProfiler {
      * {@code warm}; each step's median. Unlike {@link #alone}, every step sees the power, clock
      * and cache state it has in a real forward, and the steps add up to (about) the forward's time.
      */
-    static List<CudaSession.StepTime> inForward(CudaSession s, List<Step> steps, List<Runnable> bound, int warm, int iters) {
+    static List<CudaSession.StepTime> inForward(CudaExecutor s, List<Step> steps, List<Runnable> bound, int warm, int iters) {
         CudaStream stream = s.stream();
         int n = steps.size();
         for (int i = 0; i < warm; i++) {

@@ -14,7 +14,7 @@ import java.util.Map;
 
 /**
  * A GPU-machine probe (not a test): the compiled forward of a big block with each fusion
- * switch on and off ({@code lantern.fuse.residualStreamInGemm}, {@code lantern.cuda.queryRopeInside}),
+ * switch on and off ({@code BackendChoices.residualInGemm}, {@code queryRopeInAttention}),
  * and the eager forward, all open at once and timed in interleaved rounds under sustained load,
  * so that every form meets the same power-limited GPU. GEMM choices are shared (one tune cache).
  * One more form splits the compiled block's lead over eager into tuning and fusion: the default
@@ -30,8 +30,6 @@ import java.util.Map;
 public final class AblationProbe {
     private AblationProbe() {}
 
-    private static final String RESIDUAL = "lantern.fuse.residualStreamInGemm";
-    private static final String QROPE = "lantern.cuda.queryRopeInside";
     private static final String UNTUNED = "default, first-candidate GEMMs";
 
     public static void main(String[] args) {
@@ -46,19 +44,17 @@ public final class AblationProbe {
         try {
             for (boolean residual : new boolean[]{false, true}) {
                 for (boolean qrope : new boolean[]{false, true}) {
-                    System.setProperty(RESIDUAL, Boolean.toString(residual));
-                    System.setProperty(QROPE, Boolean.toString(qrope));
-                    try {
-                        CudaSession s = CudaSession.open(device, model.graph(), null,
+                    {
+                        var choices = dev.lantern.engine.BackendChoices.defaults().withResidualInGemm(residual).withQueryRopeInAttention(qrope);
+                        var compiled = dev.lantern.engine.Compiler.compile(model.graph(),
+                                dev.lantern.engine.CompileOptions.defaults().withTarget("cuda").withChoices(choices));
+                        CudaSession s = CudaSession.open(device, compiled, null,
                                 CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF).withAutotune(tune));
                         String name = (residual ? "residual-in-gemm" : "residual-in-norm") + (qrope ? " q-rope-inside" : " two-ropes");
                         sessions.put(name, s);
                         forms.put(name, new Form(s, s::forward));
                         s.fillInputs(7);
                         s.autotune();
-                    } finally {
-                        System.clearProperty(RESIDUAL);
-                        System.clearProperty(QROPE);
                     }
                 }
             }

@@ -49,7 +49,7 @@ public final class ForwardProbe {
                 GemmSpec spec = en.getValue().spec();
                 Step.GemmUse use = en.getValue().use();
                 var cands = s.gemm(spec).candidates();
-                int n = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, cands.size()));
+                int n = Math.max(1, Math.min(dev.lantern.engine.BackendChoices.DEFAULT_GEMM_CANDIDATES, cands.size()));
                 List<String> row = new ArrayList<>();
                 int best = -1;
                 double bestMs = Double.MAX_VALUE;

@@ -43,8 +43,8 @@ public final class WideGemmProbe {
     /** Best sustained median over the heuristic candidates. */
     private static double best(CudaDevice device, CublasLtHandle lt, CudaStream s, GemmSpec spec, CudaStorage a, CudaStorage b,
                                CudaStorage c, CudaStorage d, CudaStorage ws) {
-        try (CublasLtGemm g = lt.plan(spec, CudaSession.WORKSPACE_BYTES, CudaSession.GEMM_CANDIDATES)) {
-            int n = Math.max(1, Math.min(CudaSession.GEMM_CANDIDATES, g.candidates().size()));
+        try (CublasLtGemm g = lt.plan(spec, CudaSession.WORKSPACE_BYTES, dev.lantern.engine.BackendChoices.DEFAULT_GEMM_CANDIDATES)) {
+            int n = Math.max(1, Math.min(dev.lantern.engine.BackendChoices.DEFAULT_GEMM_CANDIDATES, g.candidates().size()));
             double best = Double.MAX_VALUE;
             StringBuilder row = new StringBuilder();
             for (int cand = 0; cand < n; cand++) {

@@ -1,6 +1,7 @@
 package dev.lantern.cuda.lower;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,7 +11,9 @@ import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CudaTarget;
 import dev.lantern.cuda.codegen.NormSpec;
 import dev.lantern.cuda.codegen.RopeSpec;
+import dev.lantern.engine.BackendChoices;
 import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledModel;
 import dev.lantern.engine.Compiler;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.frontend.nn.TransformerBlock;
@@ -86,16 +89,16 @@ public class CudaLoweringTest {
 
     @Test
     void theQueryRopeSwitchKeepsBothRopeKernels() {
-        System.setProperty("lantern.cuda.queryRopeInside", "false");
-        try {
-            CudaLowering.Lowered l = lower(BlockConfig.named("decoder"), true);
-            assertEquals(2, l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).count());
-            Step.Launch att = (Step.Launch) l.steps().stream()
-                    .filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionSpec).findFirst().orElseThrow();
-            assertEquals(0.0, ((AttentionSpec) att.spec()).ropeBase());
-        } finally {
-            System.clearProperty("lantern.cuda.queryRopeInside");
-        }
+        BlockConfig c = BlockConfig.named("decoder");
+        CompiledModel m = Compiler.compile(TransformerBlock.build(c, DType.BF16).graph(), CompileOptions.defaults().withTarget("cuda")
+                .withChoices(BackendChoices.defaults().withQueryRopeInAttention(false)));
+        CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
+        assertEquals(2, l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof RopeSpec).count());
+        Step.Launch att = (Step.Launch) l.steps().stream()
+                .filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionSpec).findFirst().orElseThrow();
+        assertEquals(0.0, ((AttentionSpec) att.spec()).ropeBase());
+        assertNotEquals(m.cacheKey(), Compiler.compile(TransformerBlock.build(c, DType.BF16).graph(),
+                CompileOptions.defaults().withTarget("cuda")).cacheKey(), "a backend choice is part of the cache key");
     }
 
     @Test

@@ -1,0 +1,66 @@
+package dev.lantern.cuda.engine;
+
+import dev.lantern.cuda.blas.GemmSpec;
+import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.KernelSpec;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.lower.CudaLowering;
+import dev.lantern.cuda.lower.Step;
+import dev.lantern.engine.CompiledModel;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+/**
+ * Compiled model -> {@link CudaProgram} for one GPU: lowers the kernel list to device steps
+ * ({@link CudaLowering}), compiles and loads every generated kernel (NVRTC through the module
+ * cache) and plans every cuBLASLt GEMM. Compiling is apart from running: nothing here allocates
+ * tensors or launches. The loaded modules and plans live as long as the compiler (one per session),
+ * so a program compiled again after autotuning shares what did not change.
+ */
+final class CudaCompiler implements AutoCloseable {
+    private final CudaTarget target;
+    private final KernelLoader kernels;
+    private final GemmPlans gemms;
+
+    CudaCompiler(CudaDevice device, CudaTarget target, int gemmCandidates) {
+        this.target = target;
+        this.kernels = new KernelLoader(device);
+        GemmPlans g = null;
+        try {
+            g = new GemmPlans(device, gemmCandidates);
+        } finally {
+            if (g == null) {
+                kernels.close();
+            }
+        }
+        this.gemms = g;
+    }
+
+    CudaTarget target() {
+        return target;
+    }
+
+    /**
+     * {@code model} (compiled for cuda) as a program, each generated kernel rendered for the target
+     * {@code tuned} picks for it, the GELU-epilogue GEMMs that {@code splitGelu} names split.
+     */
+    CudaProgram compile(CompiledModel model, Function<KernelSpec, CudaTarget> tuned, Predicate<GemmSpec> splitGelu) {
+        CudaLowering.Lowered lowered = CudaLowering.lower(model, target, tuned, splitGelu);
+        for (Step s : lowered.steps()) {
+            switch (s) {
+                case Step.Launch l -> kernels.load(l.source());
+                case Step.Gemm g -> gemms.plan(g.spec());
+            }
+        }
+        return new CudaProgram(model, lowered, kernels, gemms);
+    }
+
+    @Override
+    public void close() {
+        try {
+            gemms.close();
+        } finally {
+            kernels.close();
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package dev.lantern.cuda.engine;
+
+import dev.lantern.Bindings;
+import dev.lantern.Device;
+import dev.lantern.Program;
+import dev.lantern.RunMode;
+import dev.lantern.Session;
+import dev.lantern.SessionStats;
+import dev.lantern.Weights;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.engine.CompiledModel;
+import dev.lantern.ir.LanternException;
+import dev.lantern.runtime.GraphPolicy;
+import dev.lantern.tensor.Tensor;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A {@link Program} on one GPU, through the public {@link Session} API: the device opened for the
+ * session, the program compiled for cuda (fused, or unfused for eager), parameters resolved on the
+ * host and uploaded once, each {@link #run} one forward on the session's stream (a CUDA graph
+ * replay in {@link RunMode#GRAPH} mode; a capture that fails runs compiled and is counted with
+ * its reason).
+ */
+final class CudaProgramSession implements Session {
+    private final Program program;
+    private final Device device;
+    private final RunMode mode;
+    private final CudaDevice gpu;
+    private final CudaSession session;
+    private final Map<String, Long> fallbacks = new HashMap<>();
+    private long forwards;
+    private boolean closed;
+
+    CudaProgramSession(Program program, Device device, Weights weights, RunMode mode) {
+        this.program = program;
+        this.device = device;
+        this.mode = mode;
+        CompiledModel model = program.model("cuda", mode.fused());
+        this.gpu = CudaDevice.open(device.index());
+        try {
+            CudaSession.Options o = switch (mode) {
+                case EAGER -> CudaSession.Options.eager();
+                case COMPILED -> CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF);
+                case GRAPH -> CudaSession.Options.compiled().withPolicy(GraphPolicy.PREFER);
+            };
+            this.session = CudaSession.open(gpu, model, Bindings.parameters(model.graph(), weights), o);
+        } catch (RuntimeException e) {
+            gpu.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public Program program() {
+        return program;
+    }
+
+    @Override
+    public Device device() {
+        return device;
+    }
+
+    @Override
+    public RunMode mode() {
+        return mode;
+    }
+
+    @Override
+    public Map<String, Tensor> run(Map<String, Tensor> inputs) {
+        if (closed) {
+            throw new LanternException("session on " + device + " is closed");
+        }
+        session.setInputs(Bindings.inputs(session.model().graph(), inputs));
+        if (mode == RunMode.GRAPH) {
+            long before = session.forwardStats().graphEagerRuns();
+            session.forwardGraph();
+            if (session.forwardStats().graphEagerRuns() > before) {
+                String why = session.graphFailure();
+                fallbacks.merge(why == null ? "policy" : why, 1L, Long::sum);
+            }
+        } else {
+            session.forward();
+        }
+        // the compiled graph may rename a returned value but keeps the outputs' positions
+        List<String> names = program.outputNames();
+        List<String> produced = session.model().graph().outputs();
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        for (int i = 0; i < names.size(); i++) {
+            out.put(names.get(i), session.output(produced.get(i)));
+        }
+        forwards++;
+        return out;
+    }
+
+    @Override
+    public SessionStats stats() {
+        return new SessionStats(forwards, session.forwardStats().replays(), fallbacks);
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            try {
+                session.close();
+            } finally {
+                gpu.close();
+            }
+        }
+    }
+}

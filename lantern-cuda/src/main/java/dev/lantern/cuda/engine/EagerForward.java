@@ -1,0 +1,87 @@
+package dev.lantern.cuda.engine;
+
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaStorage;
+import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.cuda.lower.Step;
+import dev.lantern.kernel.Kernel;
+import dev.lantern.plan.MemoryPlan;
+import dev.lantern.runtime.alloc.Allocation;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.IntFunction;
+
+/**
+ * One eager forward (PyTorch eager's memory behaviour): each kernel's output allocated from the
+ * caching allocator just before its steps run, bound and launched one by one, and freed after its
+ * last reader. The graph outputs stay allocated, readable, until the next forward starts.
+ */
+final class EagerForward {
+    private final CudaDevice device;
+    private final CudaStream stream;
+    private final BufferMap buffers;
+    private final StepBinder binder;
+    private final Map<String, Allocation> outputs = new HashMap<>();
+    private boolean poisonNext;
+
+    EagerForward(CudaDevice device, CudaStream stream, BufferMap buffers, StepBinder binder) {
+        this.device = device;
+        this.stream = stream;
+        this.buffers = buffers;
+        this.binder = binder;
+    }
+
+    /** The next forward fills each activation with 0xFF bytes as it is allocated (tests). */
+    void poisonNext() {
+        poisonNext = true;
+    }
+
+    void run(CudaProgram program, IntFunction<String> stepNames) {
+        // the previous forward's outputs stayed readable until now
+        for (Map.Entry<String, Allocation> e : outputs.entrySet()) {
+            buffers.removeValue(e.getKey());
+            buffers.free(e.getValue());
+        }
+        outputs.clear();
+        boolean poison = poisonNext;
+        poisonNext = false;
+        Map<String, MemoryPlan.Placement> byValue = program.plan().byValue();
+        Set<String> graphOutputs = new HashSet<>(program.model().graph().outputs());
+        List<Step> steps = program.steps();
+        int si = 0;
+        for (Kernel k : program.model().kernels()) {
+            String out = k.output().value();
+            if (buffers.value(out) == null) {
+                Allocation a = buffers.allocate(k.output().bytes());
+                if (poison) {
+                    stream.memset(CudaStorage.view(device, a.address(), a.size(), () -> { }), 0, (byte) 0xFF, a.size());
+                }
+                buffers.putValue(out, a);
+            }
+            while (si < steps.size() && steps.get(si).kernel() == k.index()) {
+                device.step(stepNames, si);
+                binder.bind(steps.get(si++)).run();
+            }
+            for (MemoryPlan.Placement p : byValue.values()) {
+                String v = p.buffer().value();
+                if (p.buffer().last() == k.index() && !buffers.isPersistent(v) && !graphOutputs.contains(v) && buffers.value(v) != null) {
+                    buffers.free(buffers.removeValue(v));
+                }
+            }
+        }
+        for (String v : graphOutputs) {
+            if (!buffers.isPersistent(v) && buffers.value(v) != null) {
+                outputs.put(v, buffers.value(v));
+            }
+        }
+    }
+
+    /** Frees the last forward's outputs. */
+    void release() {
+        outputs.values().forEach(buffers::free);
+        outputs.clear();
+    }
+}

@@ -1,0 +1,92 @@
+package dev.lantern.cuda.lower;
+
+import static dev.lantern.cuda.lower.LoweringContext.ptr;
+
+import dev.lantern.cuda.codegen.AttentionSpec;
+import dev.lantern.cuda.codegen.CodegenException;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Shape;
+import dev.lantern.kernel.Kernel;
+import dev.lantern.kernel.Operand;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * attention: the fused kernel with q/k/v/o strides ({@code out_perm} becomes o's strides).
+ * {@code rope=true}: when the target's own attention tile can rotate q and k itself (Hopper, two
+ * consumer warpgroups and TMA: {@link AttentionSpec#ropeFusable}; not the default tile) the kernel
+ * reads them unrotated, in place; otherwise k is first roped into the kernel's planned scratch,
+ * and q too unless the tile rotates q alone (any warp-specialised TMA tile, the H200 default, and
+ * the options' {@code queryRopeInAttention}: the kernel reads q unrotated, in place).
+ */
+final class AttentionLowerer implements KernelLowerer {
+    @Override
+    public void lower(Kernel kernel, LoweringContext cx) {
+        Node n = kernel.node();
+        View q = cx.in(kernel, 0);
+        View k = cx.in(kernel, 1);
+        View v = cx.in(kernel, 2);
+        View o = cx.out(kernel);
+        Shape qs = q.shape();
+        int d = qs.dim(3);
+        AttentionSpec spec = new AttentionSpec("lt_attention", qs.dim(0), qs.dim(1), qs.dim(2), k.shape().dim(2), d,
+                n.attrs().getBool("causal", false), n.attrs().getDouble("scale", 1.0 / Math.sqrt(d)), q.dtype());
+        if (n.attrs().getBool("rope", false)) {
+            double base = n.attrs().getDouble("rope_base", 10000.0);
+            // inside the kernel only when the session's own tile rotates (not the default: there the rotation
+            // of each K tile costs about what the two rope kernels do, docs/perf-notes.md "RoPE inside")
+            boolean inPlace = q.strides()[3] == 1 && k.strides()[3] == 1 && q.dtype() == k.dtype();
+            if (inPlace && spec.withRope(base).ropeFusable(cx.target)) {
+                spec = spec.withRope(base); // the attention kernel rotates q and k as they arrive: no rope kernels
+            } else {
+                // q inside the kernel where its tile can (each CTA rotates its own Q tile once, so
+                // this costs less than a rope kernel's pass over q), k by a rope kernel: every CTA of
+                // a head reads each K tile, so rotating K inside would repeat the work per query block
+                boolean queryInside = inPlace && cx.model.options().choices().queryRopeInAttention()
+                        && spec.withQueryRope(base).ropeFusable(cx.target);
+                if (queryInside) {
+                    spec = spec.withQueryRope(base);
+                }
+                Map<String, Operand> ws = new HashMap<>();
+                kernel.workspace().forEach(w -> ws.put(w.role(), w));
+                Operand qw = ws.get("q_rope");
+                Operand kw = ws.get("k_rope");
+                // the planned scratch holds the roped q and k; the not-yet-written output is the
+                // staging buffer of the (b, h, s, d) copies, so no transient memory is needed
+                boolean planned = qw != null && kw != null && qw.dtype() == q.dtype() && kw.dtype() == k.dtype()
+                        && o.dtype() == q.dtype() && o.shape().numel() >= qs.numel();
+                if (!queryInside) {
+                    q = planned ? RopeLowerer.ropedInto(cx, q, base, o.buf(), LoweringContext.workspace(qw)) : RopeLowerer.roped(cx, q, base);
+                }
+                k = planned ? RopeLowerer.ropedInto(cx, k, base, o.buf(), LoweringContext.workspace(kw)) : RopeLowerer.roped(cx, k, base);
+            }
+        }
+        if (q.dtype() != k.dtype() || q.dtype() != v.dtype() || q.dtype() != o.dtype()) {
+            throw new CodegenException("attention over mixed dtypes " + q.dtype() + "/" + k.dtype() + "/" + v.dtype() + " -> " + o.dtype());
+        }
+        // o's strides over the logical (b, h, s, d): out dim i holds logical dim perm[i]
+        long[] os = o.shape().contiguousStrides();
+        long[] ol = os.clone();
+        int[] perm = n.attrs().getInts("out_perm");
+        if (perm != null) {
+            for (int i = 0; i < perm.length; i++) {
+                ol[perm[i]] = os[i];
+            }
+        }
+        if (q.strides()[3] != 1 || k.strides()[3] != 1 || v.strides()[3] != 1 || ol[3] != 1) {
+            q = cx.contiguous(q);
+            k = cx.contiguous(k);
+            v = cx.contiguous(v);
+        }
+        List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(o),
+                new Step.I32(qs.dim(1)), new Step.I32(qs.dim(2)), new Step.I32(k.shape().dim(2))));
+        for (long[] s : List.of(q.strides(), k.strides(), v.strides(), ol)) {
+            a.add(new Step.I64(s[0]));
+            a.add(new Step.I64(s[1]));
+            a.add(new Step.I64(s[2]));
+        }
+        cx.launch(spec, a);
+    }
+}

@@ -1,0 +1,149 @@
+package dev.lantern.cuda.lower;
+
+import static dev.lantern.cuda.lower.LoweringContext.broadcastStrides;
+import static dev.lantern.cuda.lower.LoweringContext.dims;
+import static dev.lantern.cuda.lower.LoweringContext.gemmType;
+import static dev.lantern.cuda.lower.LoweringContext.ptr;
+
+import dev.lantern.cuda.blas.GemmSpec;
+import dev.lantern.cuda.codegen.CodegenException;
+import dev.lantern.cuda.codegen.ElementwiseOp;
+import dev.lantern.cuda.codegen.ElementwiseSpec;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
+import dev.lantern.ir.Shape;
+import dev.lantern.kernel.Kernel;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * gemm / matmul: one cuBLASLt GEMM; bias and GELU(tanh) / ReLU go to its epilogue, one residual to
+ * its C input with beta = 1; two residuals to C as well, through the sum the preceding residual
+ * norm already wrote (or one elementwise add). What the epilogue cannot express (erf GELU, a
+ * residual after an activation, broadcast residuals) runs as an elementwise kernel in place
+ * afterwards: a correct path, never a wrong fast one.
+ */
+final class GemmLowerer implements KernelLowerer {
+    @Override
+    public void lower(Kernel k, LoweringContext cx) {
+        Node n = k.node();
+        boolean ta = n.attrs().getBool("transpose_a", false);
+        boolean tb = n.attrs().getBool("transpose_b", false);
+        boolean hasBias = n.op() == Op.GEMM && n.attrs().getBool("bias", false);
+        String act = n.op() == Op.GEMM ? n.attrs().getString("act", "none") : "none";
+        View a = cx.in(k, 0);
+        View b = cx.in(k, 1);
+        View d = cx.out(k);
+        Shape os = d.shape();
+        int mm = os.dim(-2);
+        int nn = os.dim(-1);
+        int kk = ta ? a.shape().dim(-2) : a.shape().dim(-1);
+        long batch = os.numel() / ((long) mm * nn);
+        if (a.dtype() != b.dtype()) {
+            throw new CodegenException("GEMM operands of two dtypes: " + a.dtype() + ", " + b.dtype());
+        }
+        int m;
+        int gemmBatch;
+        if (b.shape().rank() == 2 && !ta) {
+            m = Math.toIntExact(batch * mm); // fold the batch into M: one GEMM over all rows
+            gemmBatch = 1;
+        } else if (a.shape().numel() == batch * mm * kk && b.shape().numel() == batch * (long) kk * nn) {
+            m = mm;
+            gemmBatch = Math.toIntExact(batch);
+        } else {
+            throw new CodegenException("GEMM with a broadcast operand (" + a.shape() + " x " + b.shape() + ") is not supported");
+        }
+        a = cx.contiguous(a);
+        b = cx.contiguous(b);
+        int next = 2;
+        View bias = hasBias ? cx.in(k, next++) : null;
+        List<View> residuals = new ArrayList<>();
+        for (; next < k.inputs().size(); next++) {
+            residuals.add(cx.in(k, next));
+        }
+        boolean biasInEpilogue = bias != null && bias.shape().rank() == 1 && bias.shape().dim(0) == nn && bias.contiguous();
+        GemmSpec.Epilogue epi;
+        boolean actInEpilogue = true;
+        switch (act) {
+            case "none" -> epi = biasInEpilogue ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE;
+            case "gelu_tanh", "gelu" -> epi = biasInEpilogue ? GemmSpec.Epilogue.GELU_BIAS : GemmSpec.Epilogue.GELU;
+            case "relu" -> epi = biasInEpilogue ? GemmSpec.Epilogue.RELU_BIAS : GemmSpec.Epilogue.RELU;
+            default -> {
+                epi = biasInEpilogue ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE;
+                actInEpilogue = false;
+            }
+        }
+        if (bias != null && !biasInEpilogue && !act.equals("none")) {
+            epi = GemmSpec.Epilogue.NONE; // bias, then the activation, both after the GEMM
+            actInEpilogue = false;
+        }
+        if (actInEpilogue && (epi == GemmSpec.Epilogue.GELU || epi == GemmSpec.Epilogue.GELU_BIAS)
+                && cx.splitGelu(new GemmSpec(m, nn, kk, gemmBatch, ta, tb, gemmType(a.dtype()), gemmType(d.dtype()), epi,
+                epi.hasBias() ? gemmType(bias.dtype()) : null))) {
+            epi = epi.hasBias() ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE; // tuned: GEMM, then GELU in place
+            actInEpilogue = false;
+        }
+        // C carries the residuals only when nothing non-linear follows the sum inside cuBLASLt
+        Buf c = null;
+        boolean cFits = act.equals("none") && (bias == null || biasInEpilogue) && !residuals.isEmpty()
+                && residuals.stream().allMatch(r -> r.shape().equals(os) && r.contiguous() && r.dtype() == d.dtype());
+        if (cFits && residuals.size() == 1) {
+            c = residuals.getFirst().buf();
+        } else if (cFits && residuals.size() == 2) {
+            c = cx.sums.get(residuals.get(0).buf().name() + "+" + residuals.get(1).buf().name());
+            if (c == null) {
+                c = cx.sums.get(residuals.get(1).buf().name() + "+" + residuals.get(0).buf().name());
+            }
+            if (c == null) {
+                View sum = View.dense(cx.transientBuf(os.numel() * d.dtype().bytes()), d.dtype(), os);
+                addInto(cx, List.of(residuals.get(0), residuals.get(1)), null, sum, false);
+                c = sum.buf();
+            }
+        } else if (cFits) {
+            cFits = false;
+        }
+        GemmSpec spec = new GemmSpec(m, nn, kk, gemmBatch, ta, tb, gemmType(a.dtype()), gemmType(d.dtype()), epi,
+                epi.hasBias() ? gemmType(bias.dtype()) : null);
+        cx.steps.add(new Step.Gemm(cx.kernel, spec, a.buf(), b.buf(), c, d.buf(), epi.hasBias() ? bias.buf() : null, c == null ? 0f : 1f));
+        // what the epilogue could not do, in order: bias, activation, residuals (in place on d)
+        List<View> after = new ArrayList<>();
+        if (bias != null && !epi.hasBias()) {
+            after.add(bias);
+        }
+        String postAct = actInEpilogue ? null : (act.equals("gelu") ? "gelu_tanh" : act);
+        if (!after.isEmpty() || postAct != null) {
+            addInto(cx, after, postAct, d, true);
+        }
+        if (!cFits && !residuals.isEmpty()) {
+            addInto(cx, residuals, null, d, true);
+        }
+    }
+
+    /** {@code dst = act(dst + Σ terms)} when {@code inPlace} (dst read and written by the same thread), else {@code dst = Σ terms}. */
+    private static void addInto(LoweringContext cx, List<View> terms, String act, View dst, boolean inPlace) {
+        List<View> ins = new ArrayList<>();
+        if (inPlace) {
+            ins.add(dst);
+        }
+        ins.addAll(terms);
+        List<ElementwiseSpec.Operand> ops = new ArrayList<>();
+        List<Step.Arg> ptrs = new ArrayList<>();
+        for (View v : ins) {
+            ops.add(new ElementwiseSpec.Operand(v.dtype(), broadcastStrides(v, dst.shape())));
+            ptrs.add(ptr(v));
+        }
+        List<ElementwiseSpec.Step> chain = new ArrayList<>();
+        int last = 0;
+        for (int i = 1; i < ins.size(); i++) {
+            chain.add(new ElementwiseSpec.Step(ElementwiseOp.ADD, List.of(last, i)));
+            last = ins.size() + chain.size() - 1;
+        }
+        if (act != null) {
+            ElementwiseOp op = ElementwiseOp.forIrName(act).orElseThrow(() -> new CodegenException("no elementwise op " + act));
+            chain.add(new ElementwiseSpec.Step(op, List.of(last)));
+        }
+        ptrs.add(ptr(dst));
+        ptrs.add(new Step.I64(dst.shape().numel()));
+        cx.launch(new ElementwiseSpec("lt_addact", dims(dst.shape()), ops, chain, dst.dtype()), ptrs);
+    }
+}
