@@ -27,6 +27,10 @@ public final class Main {
                        against a float64 reference   [--config NAME] [--json] [--dump-ir FILE]
                        [--device auto|cpu|cuda] [--amp bf16|f16] [--seed N] [--runs N]
               test     run the whole test suite (./mvnw -B verify)
+              run      run any graph in the IR text format on a device; print each output's shape,
+                       dtype, checksum and the median time   FILE.ir [--device auto|cpu|cuda:N]
+                       [--weights W] [--input NAME=FILE.npy] [--amp bf16] [--mode eager|compiled|graph]
+                       [--seed N] [--runs N] [--out DIR] [--json]
               opt      parse an .ir file, run passes, print the result
                        FILE.ir [--passes a,b] [--dump-after-each]
               doctor   the JDK, the CPU's vector width, the CUDA libraries found and the GPUs
@@ -51,6 +55,7 @@ public final class Main {
         Map<String, Command> m = new LinkedHashMap<>();
         m.put("demo", (a, out, err, v) -> DemoCommand.run(a, out, err));
         m.put("opt", OptCommand::run);
+        m.put("run", (a, out, err, v) -> RunCommand.run(a, out, err));
         m.put("doctor", (a, out, err, v) -> DoctorCommand.run(a, out));
         m.put("soak", (a, out, err, v) -> SoakCommandLine.run(a, out, err));
         m.put("bench", (a, out, err, v) -> BenchCommand.run(a, out, err));
