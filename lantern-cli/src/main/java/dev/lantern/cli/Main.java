@@ -31,6 +31,8 @@ public final class Main {
                        dtype, checksum and the median time   FILE.ir [--device auto|cpu|cuda:N]
                        [--weights W] [--input NAME=FILE.npy] [--amp bf16] [--mode eager|compiled|graph]
                        [--seed N] [--runs N] [--out DIR] [--json]
+              compile  print one stage of a graph's compilation (steps and cuda: for the H200, no GPU
+                       needed)   FILE.ir --emit ir|kernels|plan|cuda|steps [--device cpu|cuda] [--amp bf16]
               opt      parse an .ir file, run passes, print the result
                        FILE.ir [--passes a,b] [--dump-after-each]
               doctor   the JDK, the CPU's vector width, the CUDA libraries found and the GPUs
@@ -56,6 +58,7 @@ public final class Main {
         m.put("demo", (a, out, err, v) -> DemoCommand.run(a, out, err));
         m.put("opt", OptCommand::run);
         m.put("run", (a, out, err, v) -> RunCommand.run(a, out, err));
+        m.put("compile", (a, out, err, v) -> CompileCommand.run(a, out, err));
         m.put("doctor", (a, out, err, v) -> DoctorCommand.run(a, out));
         m.put("soak", (a, out, err, v) -> SoakCommandLine.run(a, out, err));
         m.put("bench", (a, out, err, v) -> BenchCommand.run(a, out, err));
