@@ -24,7 +24,8 @@ public final class Main {
             usage: lantern <command> [options]
 
               demo     compile and run a transformer block on the best device present, checked
-                       against a float64 reference   [--config NAME] [--json] [--dump-ir FILE]
+                       against a float64 reference   [--config NAME | --shape B,S,H,N,M[,encoder]]
+                       [--json] [--dump-ir FILE]
                        [--device auto|cpu|cuda] [--amp bf16|f16] [--seed N] [--runs N]
               test     run the whole test suite (./mvnw -B verify)
               run      run any graph in the IR text format on a device; print each output's shape,
@@ -37,7 +38,8 @@ public final class Main {
                        FILE.ir [--passes a,b] [--dump-after-each]
               doctor   the JDK, the CPU's vector width, the CUDA libraries found and the GPUs
               soak     allocator soak: --seconds N --device sim|cuda [--seed N] [--json]
-              bench    benchmarks: macro --config NAME | micro   [--device cuda] [--json]
+              bench    benchmarks: macro --config NAME|--shape B,S,H,N,M[,encoder] | micro
+                       [--device cuda] [--json]
 
             Every command takes --verbose (stack traces on errors).
             Exit codes: 0 done, 1 bad input or a failed check, 2 bad command line or no such device,
