@@ -38,8 +38,9 @@ final class RunCommand {
             + "[--input NAME=FILE.npy ...] [--amp none|bf16|f16] [--mode eager|compiled|graph] [--seed N] [--runs N] "
             + "[--out DIR] [--json]";
 
-    /** Forwards before the timed ones: the first loads kernels or captures a graph, the rest let the JIT compile the CPU loops. */
-    static final int WARMUP = 3;
+    /** Forwards before the timed ones: at least this many, and more for up to {@link #WARMUP_NANOS} (at most 1000). */
+    static final int WARMUP = 10;
+    static final long WARMUP_NANOS = 1_000_000_000L;
 
     private RunCommand() {}
 
@@ -95,14 +96,17 @@ final class RunCommand {
         }
         Path outDir = a.get("out", null) == null ? null : outDir(Path.of(a.get("out", null)));
 
-        Map<String, Tensor> outputs;
+        Map<String, Tensor> outputs = null;
+        int warmups = 0;
         double[] ms = new double[runs];
         SessionStats stats;
         try (Weights w = a.get("weights", null) == null ? Weights.random(seed) : Weights.safetensors(Path.of(a.get("weights", null)));
                 Session s = program.load(device, w, mode)) {
-            outputs = s.run(inputs); // warm-up: compiles or loads kernels, captures a graph, lets the JIT start
-            for (int i = 1; i < WARMUP; i++) {
+            // warm-up: the first forward loads kernels or captures a graph; the rest let the JIT compile the CPU loops
+            long warmStart = System.nanoTime();
+            for (int i = 0; i < WARMUP || (System.nanoTime() - warmStart < WARMUP_NANOS && i < 1000); i++) {
                 outputs = s.run(inputs);
+                warmups = i + 1;
             }
             for (int i = 0; i < runs; i++) {
                 long t0 = System.nanoTime();
@@ -129,6 +133,7 @@ final class RunCommand {
             r.put("weights", a.get("weights", "random"));
             r.put("inputs_from_files", List.copyOf(inputFiles.keySet()));
             r.put("runs", runs);
+            r.put("warmup_runs", warmups);
             r.put("ms", DemoCommand.round(median, 4));
             r.put("graph_replays", stats.graphReplays());
             r.put("graph_fallbacks", new LinkedHashMap<>(stats.graphFallbacks()));
@@ -142,7 +147,7 @@ final class RunCommand {
                     outputs.size());
             out.printf("device    %s, mode %s, amp %s, seed %d (weights %s)%n", device, mode.name().toLowerCase(java.util.Locale.ROOT),
                     amp.name().toLowerCase(java.util.Locale.ROOT), seed, a.get("weights", "random"));
-            out.printf(java.util.Locale.ROOT, "ms        %.4f median of %d forwards after %d warm-up forwards%s%n", median, runs, WARMUP,
+            out.printf(java.util.Locale.ROOT, "ms        %.4f median of %d forwards after %d warm-up forwards%s%n", median, runs, warmups,
                     mode == RunMode.GRAPH ? String.format(" (graph replays %d of %d)", stats.graphReplays(), stats.forwards()) : "");
             int width = summaries.stream().mapToInt(x -> x.name().length()).max().orElse(1);
             for (OutputSummary o : summaries) {
