@@ -94,6 +94,9 @@ final class RunCommand {
         for (Map.Entry<String, Path> e : inputFiles.entrySet()) {
             inputs.put(e.getKey(), checkedInput(g, e.getKey(), e.getValue()));
         }
+        if (a.get("weights", null) != null && !Files.exists(Path.of(a.get("weights", null)))) {
+            throw new LanternException("--weights " + a.get("weights", null) + ": no such file or folder");
+        }
         Path outDir = a.get("out", null) == null ? null : outDir(Path.of(a.get("out", null)));
 
         Map<String, Tensor> outputs = null;

@@ -148,7 +148,7 @@ class RunCommandTest {
             input not npy         | IR --input x=IR                       | 1 | not an .npy file
             input wrong shape     | IR --input x=WRONG                    | 1 | the graph declares f32[3,37,50], the file holds f32[3,37,49]
             input of integers     | IR --input x=INTS                     | 1 | floats and integers do not convert
-            missing weights       | IR --weights /no/w.safetensors        | 1 | lantern run: /no/w.safetensors
+            missing weights       | IR --weights /no/w.safetensors        | 1 | lantern run: --weights /no/w.safetensors: no such file or folder
             out is a file         | IR --out IR                           | 1 | not a folder
             unknown option        | IR --colour                           | 2 | lantern run: unknown option --colour
             """)
