@@ -1,4 +1,4 @@
-package dev.lantern.cuda.engine;
+package dev.lantern.cuda.lower;
 
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.LaunchConfig;
