@@ -174,7 +174,7 @@ class RunCommandTest {
 
     @Test
     void cudaWithoutAGpuIsABadCommandLineLikeDemo() {
-        assumeTrue(dev.lantern.cuda.CudaDevice.count() == 0, "a GPU is present: the run would succeed");
+        assumeTrue(dev.lantern.cuda.driver.CudaDevice.count() == 0, "a GPU is present: the run would succeed");
         MainTest.Run r = MainTest.run("run", Examples.file(dir, "mlp-softmax.ir").toString(), "--device", "cuda");
         assertEquals(2, r.code(), r.err());
         assertTrue(r.err().startsWith("lantern run: --device cuda: "), r.err());

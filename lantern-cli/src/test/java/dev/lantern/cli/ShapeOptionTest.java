@@ -58,7 +58,7 @@ class ShapeOptionTest {
 
     @Test
     void benchMacroTakesAShapeAndThenNeedsAGpu() {
-        assumeTrue(dev.lantern.cuda.CudaDevice.count() == 0, "a GPU is present: the bench would run");
+        assumeTrue(dev.lantern.cuda.driver.CudaDevice.count() == 0, "a GPU is present: the bench would run");
         MainTest.Run r = MainTest.run("bench", "macro", "--shape", "1,16,64,2,128");
         assertEquals(2, r.code(), r.err());
         assertTrue(r.err().startsWith("lantern bench: no CUDA device"), r.err());
