@@ -21,10 +21,10 @@ final class BenchCommand {
     private BenchCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("bench", argv, Set.of("json", "no-tune"), Set.of("config", "device", "seed"));
+        Args a = Args.parse("bench", argv, Set.of("json", "no-tune"), Set.of("config", "shape", "device", "seed"));
         List<String> what = a.positional();
         if (what.size() != 1 || !(what.getFirst().equals("macro") || what.getFirst().equals("micro"))) {
-            throw new UsageException("bench: expected 'macro --config NAME' or 'micro' [--device cuda] [--json]");
+            throw new UsageException("bench: expected 'macro --config NAME|--shape B,S,H,N,M' or 'micro' [--device cuda] [--json]");
         }
         String device = a.get("device", "cuda");
         if (!device.equals("cuda")) {
@@ -32,12 +32,16 @@ final class BenchCommand {
         }
         List<BlockConfig> configs = new ArrayList<>();
         if (what.getFirst().equals("macro")) {
-            String names = a.get("config", "decoder-small");
-            for (String n : names.split(",")) {
-                configs.add(UsageException.option("bench", () -> BlockConfig.named(n.trim())));
+            if (a.get("shape", null) != null) {
+                configs.add(BlockOption.of("bench", a.get("config", null), a.get("shape", null)));
+            } else {
+                String names = a.get("config", "decoder-small");
+                for (String n : names.split(",")) {
+                    configs.add(UsageException.option("bench", () -> BlockConfig.named(n.trim())));
+                }
             }
         } else {
-            for (String macroOnly : List.of("config", "seed")) {
+            for (String macroOnly : List.of("config", "shape", "seed")) {
                 if (a.get(macroOnly, null) != null) {
                     throw new UsageException("bench: --" + macroOnly + " applies to bench macro only; bench micro runs fixed cases");
                 }

@@ -30,9 +30,10 @@ final class DemoCommand {
     private DemoCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("demo", argv, Set.of("json", "force"), Set.of("config", "dump-ir", "device", "seed", "runs", "amp"))
+        Args a = Args.parse("demo", argv, Set.of("json", "force"), Set.of("config", "shape", "dump-ir", "device", "seed", "runs", "amp"))
                 .noPositional("demo");
-        BlockConfig cfg = UsageException.option("demo", () -> BlockConfig.named(a.get("config", "cpu-small")));
+        BlockConfig chosen = BlockOption.of("demo", a.get("config", null), a.get("shape", null));
+        BlockConfig cfg = chosen != null ? chosen : BlockConfig.named("cpu-small");
         String device = a.get("device", "auto");
         if (!List.of("auto", "cpu", "cuda").contains(device)) {
             throw new UsageException("demo: --device must be auto, cpu or cuda, found '" + device + "'");

@@ -23,14 +23,22 @@ public final class Main {
             usage: lantern <command> [options]
 
               demo     compile and run a transformer block on the best device present, checked
-                       against a float64 reference   [--config NAME] [--json] [--dump-ir FILE]
+                       against a float64 reference   [--config NAME | --shape B,S,H,N,M[,encoder]]
+                       [--json] [--dump-ir FILE]
                        [--device auto|cpu|cuda] [--amp bf16|f16] [--seed N] [--runs N]
               test     run the whole test suite (./mvnw -B verify)
+              run      run any graph in the IR text format on a device; print each output's shape,
+                       dtype, checksum and the median time   FILE.ir [--device auto|cpu|cuda:N]
+                       [--weights W] [--input NAME=FILE.npy] [--amp bf16] [--mode eager|compiled|graph]
+                       [--seed N] [--runs N] [--out DIR] [--json]
+              compile  print one stage of a graph's compilation (steps and cuda: for the H200, no GPU
+                       needed)   FILE.ir --emit ir|kernels|plan|cuda|steps [--device cpu|cuda] [--amp bf16]
               opt      parse an .ir file, run passes, print the result
                        FILE.ir [--passes a,b] [--dump-after-each]
               doctor   the JDK, the CPU's vector width, the CUDA libraries found and the GPUs
               soak     allocator soak: --seconds N --device sim|cuda [--seed N] [--json]
-              bench    benchmarks: macro --config NAME | micro   [--device cuda] [--json]
+              bench    benchmarks: macro --config NAME|--shape B,S,H,N,M[,encoder] | micro
+                       [--device cuda] [--json]
 
             Every command takes --verbose (stack traces on errors).
             Exit codes: 0 done, 1 bad input or a failed check, 2 bad command line or no such device,
@@ -50,6 +58,8 @@ public final class Main {
         Map<String, Command> m = new LinkedHashMap<>();
         m.put("demo", (a, out, err, v) -> DemoCommand.run(a, out, err));
         m.put("opt", OptCommand::run);
+        m.put("run", (a, out, err, v) -> RunCommand.run(a, out, err));
+        m.put("compile", (a, out, err, v) -> CompileCommand.run(a, out, err));
         m.put("doctor", (a, out, err, v) -> DoctorCommand.run(a, out));
         m.put("soak", (a, out, err, v) -> SoakCommandLine.run(a, out, err));
         m.put("bench", (a, out, err, v) -> BenchCommand.run(a, out, err));

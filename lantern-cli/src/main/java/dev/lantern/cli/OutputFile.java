@@ -39,13 +39,18 @@ final class OutputFile {
     private OutputFile() {}
 
     static void writeAtomically(Path target, String text) {
+        writeAtomically(target, text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The same rules for bytes ({@code run --out DIR}'s .npy files). */
+    static void writeAtomically(Path target, byte[] content) {
         Path dest = regularFileAt(target);
         Path dir = dest.getParent();
         Path tmp = createTemp(target, dir, dest.getFileName().toString());
         boolean moved = false;
         try {
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-                ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+                ByteBuffer bytes = ByteBuffer.wrap(content);
                 while (bytes.hasRemaining()) {
                     ch.write(bytes);
                 }

@@ -90,7 +90,7 @@ public final class CudaDoctor {
         int count;
         try {
             driver.init();
-            count = driver.deviceCount();
+            count = driver.devices().deviceCount();
         } catch (CudaException e) {
             lines.add("cuda: no usable GPU: " + e.getMessage());
             return;

@@ -2,8 +2,10 @@ package dev.lantern.cuda.driver;
 
 import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaContextLostException;
+import dev.lantern.cuda.ffi.CudaDeviceApi;
 import dev.lantern.cuda.ffi.CudaDriver;
 import dev.lantern.cuda.ffi.CudaLibraries;
+import dev.lantern.cuda.ffi.CudaMemoryApi;
 import dev.lantern.runtime.Device;
 import dev.lantern.runtime.Event;
 import dev.lantern.runtime.Stream;
@@ -46,19 +48,19 @@ public final class CudaDevice implements Device {
         this.libs = libs;
         this.driver = libs.driver();
         driver.init();
-        this.device = driver.deviceGet(ordinal);
+        this.device = driver.devices().deviceGet(ordinal);
         this.primary = PrimaryContext.of(driver, device, "cuda:" + ordinal);
         primary.retain();
         makeCurrent();
-        this.target = new DeviceInfo(ordinal, driver.deviceName(device),
-                driver.deviceAttribute(CudaDriver.ATTR_COMPUTE_CAPABILITY_MAJOR, device),
-                driver.deviceAttribute(CudaDriver.ATTR_COMPUTE_CAPABILITY_MINOR, device),
-                driver.deviceAttribute(CudaDriver.ATTR_MULTIPROCESSOR_COUNT, device),
-                driver.deviceAttribute(CudaDriver.ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device),
-                driver.deviceAttribute(CudaDriver.ATTR_CLOCK_RATE, device),
-                driver.deviceAttribute(CudaDriver.ATTR_L2_CACHE_SIZE, device),
-                driver.deviceTotalMem(device));
-        int[] range = driver.ctxGetStreamPriorityRange();
+        this.target = new DeviceInfo(ordinal, driver.devices().deviceName(device),
+                driver.devices().deviceAttribute(CudaDeviceApi.ATTR_COMPUTE_CAPABILITY_MAJOR, device),
+                driver.devices().deviceAttribute(CudaDeviceApi.ATTR_COMPUTE_CAPABILITY_MINOR, device),
+                driver.devices().deviceAttribute(CudaDeviceApi.ATTR_MULTIPROCESSOR_COUNT, device),
+                driver.devices().deviceAttribute(CudaDeviceApi.ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device),
+                driver.devices().deviceAttribute(CudaDeviceApi.ATTR_CLOCK_RATE, device),
+                driver.devices().deviceAttribute(CudaDeviceApi.ATTR_L2_CACHE_SIZE, device),
+                driver.devices().deviceTotalMem(device));
+        int[] range = driver.devices().ctxGetStreamPriorityRange();
         this.leastPriority = range[0];
         this.greatestPriority = range[1];
         this.defaultStream = new CudaStream(this, false, leastPriority);
@@ -78,7 +80,7 @@ public final class CudaDevice implements Device {
         try {
             CudaDriver d = CudaLibraries.system().driver();
             d.init();
-            return d.deviceCount();
+            return d.devices().deviceCount();
         } catch (RuntimeException e) {
             return 0;
         }
@@ -100,7 +102,7 @@ public final class CudaDevice implements Device {
     public void makeCurrent(ContextHealth generation) {
         generation.ensureUsable();
         if (ContextHealth.current() != generation) {
-            driver.ctxSetCurrent(generation.context());
+            driver.devices().ctxSetCurrent(generation.context());
             ContextHealth.setCurrent(generation);
         }
     }
@@ -205,7 +207,7 @@ public final class CudaDevice implements Device {
     @Override
     public long freeMemory() {
         makeCurrent();
-        return driver.memGetInfo()[0];
+        return driver.memory().memGetInfo()[0];
     }
 
     @Override
@@ -242,7 +244,7 @@ public final class CudaDevice implements Device {
         }
         ContextHealth gen = generation();
         makeCurrent(gen);
-        return CudaStorage.device(this, gen, driver.memAlloc(bytes), bytes);
+        return CudaStorage.device(this, gen, driver.memory().memAlloc(bytes), bytes);
     }
 
     /** Page-locked host memory (cuMemHostAlloc, portable): fast, truly asynchronous copies. */
@@ -252,7 +254,8 @@ public final class CudaDevice implements Device {
         }
         ContextHealth gen = generation();
         makeCurrent(gen);
-        return CudaStorage.pinned(this, gen, driver.memHostAlloc(bytes, CudaDriver.CU_MEMHOSTALLOC_PORTABLE), bytes);
+        long host = driver.memory().memHostAlloc(bytes, CudaMemoryApi.CU_MEMHOSTALLOC_PORTABLE);
+        return CudaStorage.pinned(this, gen, host, bytes);
     }
 
     /** Loads a cubin image; {@code key} is the cache key it was built under. */
@@ -262,14 +265,14 @@ public final class CudaDevice implements Device {
         try (Arena a = Arena.ofConfined()) {
             // The image must stay valid only for the call: the driver copies it.
             MemorySegment image = a.allocateFrom(ValueLayout.JAVA_BYTE, cubin);
-            return new CudaModule(this, gen, driver.moduleLoadData(image), key);
+            return new CudaModule(this, gen, driver.modules().moduleLoadData(image), key);
         }
     }
 
     @Override
     public void synchronize() {
         makeCurrent();
-        driver.ctxSynchronize();
+        driver.devices().ctxSynchronize();
     }
 
     /** Releases the default stream and this object's context reference; quiet when the context is lost. */

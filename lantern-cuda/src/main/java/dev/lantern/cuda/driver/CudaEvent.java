@@ -2,6 +2,7 @@ package dev.lantern.cuda.driver;
 
 import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaDriver;
+import dev.lantern.cuda.ffi.CudaStreamApi;
 import dev.lantern.runtime.Event;
 
 /** A CUevent; timing events cost a little more to record, so they are opt-in. */
@@ -19,8 +20,9 @@ public final class CudaEvent implements Event {
         this.timing = timing;
         this.generation = device.generation();
         device.makeCurrent(generation);
-        this.handle = driver.eventCreate(timing ? CudaDriver.CU_EVENT_DEFAULT : CudaDriver.CU_EVENT_DISABLE_TIMING);
-        this.release = new ReleaseOnce(device, generation, () -> driver.eventDestroy(handle));
+        this.handle = driver.streams().eventCreate(
+                timing ? CudaStreamApi.CU_EVENT_DEFAULT : CudaStreamApi.CU_EVENT_DISABLE_TIMING);
+        this.release = new ReleaseOnce(device, generation, () -> driver.streams().eventDestroy(handle));
     }
 
     public long handle() {
@@ -34,13 +36,13 @@ public final class CudaEvent implements Event {
     @Override
     public boolean isComplete() {
         device.makeCurrent(generation);
-        return driver.eventQuery(handle);
+        return driver.streams().eventQuery(handle);
     }
 
     @Override
     public void synchronize() {
         device.makeCurrent(generation);
-        driver.eventSynchronize(handle);
+        driver.streams().eventSynchronize(handle);
     }
 
     @Override
@@ -50,7 +52,7 @@ public final class CudaEvent implements Event {
             throw new IllegalStateException("elapsed time needs two timing events");
         }
         device.makeCurrent(generation);
-        return driver.eventElapsedTime(s.handle, handle);
+        return driver.streams().eventElapsedTime(s.handle, handle);
     }
 
     @Override

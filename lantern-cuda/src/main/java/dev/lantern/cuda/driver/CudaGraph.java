@@ -2,6 +2,7 @@ package dev.lantern.cuda.driver;
 
 import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaDriver;
+import dev.lantern.cuda.ffi.CudaGraphApi;
 import dev.lantern.runtime.ExecutableGraph;
 import dev.lantern.runtime.Stream;
 
@@ -26,8 +27,8 @@ public final class CudaGraph implements ExecutableGraph {
         this.exec = exec;
         this.kernelCount = countKernels(driver, graph);
         this.release = new ReleaseOnce(device, generation, () -> {
-            driver.graphExecDestroy(exec);
-            driver.graphDestroy(this.graph);
+            driver.graphs().graphExecDestroy(exec);
+            driver.graphs().graphDestroy(this.graph);
         });
     }
 
@@ -37,9 +38,9 @@ public final class CudaGraph implements ExecutableGraph {
         device.makeCurrent(gen);
         long exec;
         try {
-            exec = device.driver().graphInstantiate(graph, 0);
+            exec = device.driver().graphs().graphInstantiate(graph, 0);
         } catch (RuntimeException e) {
-            device.release(gen, () -> device.driver().graphDestroy(graph));
+            device.release(gen, () -> device.driver().graphs().graphDestroy(graph));
             throw e;
         }
         return new CudaGraph(device, gen, graph, exec);
@@ -47,8 +48,8 @@ public final class CudaGraph implements ExecutableGraph {
 
     private static int countKernels(CudaDriver driver, long graph) {
         int n = 0;
-        for (long node : driver.graphGetNodes(graph)) {
-            if (driver.graphNodeGetType(node) == CudaDriver.CU_GRAPH_NODE_TYPE_KERNEL) {
+        for (long node : driver.graphs().graphGetNodes(graph)) {
+            if (driver.graphs().graphNodeGetType(node) == CudaGraphApi.CU_GRAPH_NODE_TYPE_KERNEL) {
                 n++;
             }
         }
@@ -58,7 +59,7 @@ public final class CudaGraph implements ExecutableGraph {
     @Override
     public void launch(Stream stream) {
         device.makeCurrent(generation);
-        driver.graphLaunch(exec, CudaDevice.cuda(stream).handle());
+        driver.graphs().graphLaunch(exec, CudaDevice.cuda(stream).handle());
     }
 
     @Override
@@ -73,12 +74,12 @@ public final class CudaGraph implements ExecutableGraph {
      */
     public boolean update(long newGraph) {
         device.makeCurrent(generation);
-        int result = driver.graphExecUpdate(exec, newGraph);
+        int result = driver.graphs().graphExecUpdate(exec, newGraph);
         if (result != 0) {
-            driver.graphDestroy(newGraph);
+            driver.graphs().graphDestroy(newGraph);
             return false;
         }
-        driver.graphDestroy(graph);
+        driver.graphs().graphDestroy(graph);
         graph = newGraph;
         kernelCount = countKernels(driver, graph);
         return true;

@@ -2,6 +2,7 @@ package dev.lantern.cuda.driver;
 
 import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaDriver;
+import dev.lantern.cuda.ffi.CudaModuleApi;
 import dev.lantern.runtime.Module;
 import dev.lantern.runtime.Stream;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,7 +21,7 @@ public final class CudaModule implements Module {
         this.generation = generation;
         this.handle = handle;
         this.key = key;
-        this.release = new ReleaseOnce(device, generation, () -> device.driver().moduleUnload(handle));
+        this.release = new ReleaseOnce(device, generation, () -> device.driver().modules().moduleUnload(handle));
     }
 
     @Override
@@ -37,7 +38,7 @@ public final class CudaModule implements Module {
     public CudaKernel kernel(String name) {
         return kernels.computeIfAbsent(name, n -> {
             device.makeCurrent(generation);
-            return new CudaKernel(device, generation, n, device.driver().moduleGetFunction(handle, n));
+            return new CudaKernel(device, generation, n, device.driver().modules().moduleGetFunction(handle, n));
         });
     }
 
@@ -80,7 +81,7 @@ public final class CudaModule implements Module {
             CudaStream s = CudaDevice.cuda(stream);
             long params = KernelArgs.marshal(name, args);
             device.makeCurrent(generation);
-            driver.launchKernel(function, dim(grid, 0), dim(grid, 1), dim(grid, 2),
+            driver.modules().launchKernel(function, dim(grid, 0), dim(grid, 1), dim(grid, 2),
                     dim(block, 0), dim(block, 1), dim(block, 2), sharedBytes, s.handle(), params);
         }
 
@@ -94,13 +95,14 @@ public final class CudaModule implements Module {
         /** Opts in to more than 48 KiB of dynamic shared memory (up to the target's optin limit). */
         public void setMaxDynamicSharedBytes(int bytes) {
             device.makeCurrent(generation);
-            driver.funcSetAttribute(function, CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+            driver.modules().funcSetAttribute(function, CudaModuleApi.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    bytes);
         }
 
         /** Resident blocks per SM at this block size: occupancy = blocks * blockSize / max threads per SM. */
         public int maxActiveBlocksPerSm(int blockSize, long dynamicSharedBytes) {
             device.makeCurrent(generation);
-            return driver.occupancyMaxActiveBlocksPerMultiprocessor(function, blockSize, dynamicSharedBytes);
+            return driver.modules().occupancyMaxActiveBlocksPerMultiprocessor(function, blockSize, dynamicSharedBytes);
         }
     }
 }

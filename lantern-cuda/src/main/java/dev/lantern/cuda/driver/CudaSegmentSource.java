@@ -39,7 +39,7 @@ public final class CudaSegmentSource implements SegmentSource, AutoCloseable {
     public long reserve(long bytes) {
         device.makeCurrent(generation);
         try {
-            return device.driver().memAlloc(bytes);
+            return device.driver().memory().memAlloc(bytes);
         } catch (CudaOutOfMemoryException e) {
             return -1;
         }
@@ -47,7 +47,7 @@ public final class CudaSegmentSource implements SegmentSource, AutoCloseable {
 
     @Override
     public void release(long address, long bytes) {
-        device.release(generation, () -> device.driver().memFree(address));
+        device.release(generation, () -> device.driver().memory().memFree(address));
     }
 
     @Override

@@ -30,12 +30,12 @@ public final class CudaStorage implements TensorStorage {
 
     static CudaStorage device(CudaDevice device, ContextHealth generation, long dptr, long bytes) {
         return new CudaStorage(device, Kind.DEVICE, dptr, bytes,
-                () -> device.release(generation, () -> device.driver().memFree(dptr)));
+                () -> device.release(generation, () -> device.driver().memory().memFree(dptr)));
     }
 
     static CudaStorage pinned(CudaDevice device, ContextHealth generation, long hostPtr, long bytes) {
         return new CudaStorage(device, Kind.PINNED_HOST, hostPtr, bytes,
-                () -> device.release(generation, () -> device.driver().memFreeHost(hostPtr)));
+                () -> device.release(generation, () -> device.driver().memory().memFreeHost(hostPtr)));
     }
 
     /**

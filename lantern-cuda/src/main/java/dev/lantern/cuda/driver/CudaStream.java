@@ -2,6 +2,7 @@ package dev.lantern.cuda.driver;
 
 import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaDriver;
+import dev.lantern.cuda.ffi.CudaStreamApi;
 import dev.lantern.runtime.Event;
 import dev.lantern.runtime.Stream;
 import dev.lantern.runtime.TensorStorage;
@@ -28,8 +29,8 @@ public final class CudaStream implements Stream {
         this.priority = priority;
         this.generation = device.generation();
         device.makeCurrent(generation);
-        this.handle = driver.streamCreateWithPriority(CudaDriver.CU_STREAM_NON_BLOCKING, priority);
-        this.release = new ReleaseOnce(device, generation, () -> driver.streamDestroy(handle));
+        this.handle = driver.streams().streamCreateWithPriority(CudaStreamApi.CU_STREAM_NON_BLOCKING, priority);
+        this.release = new ReleaseOnce(device, generation, () -> driver.streams().streamDestroy(handle));
     }
 
     /** The context generation this stream was created in; it refuses work once that is lost or reset. */
@@ -60,13 +61,13 @@ public final class CudaStream implements Stream {
     @Override
     public void waitFor(Event event) {
         device.makeCurrent(generation);
-        driver.streamWaitEvent(handle, CudaDevice.cuda(event).handle());
+        driver.streams().streamWaitEvent(handle, CudaDevice.cuda(event).handle());
     }
 
     @Override
     public void record(Event event) {
         device.makeCurrent(generation);
-        driver.eventRecord(CudaDevice.cuda(event).handle(), handle);
+        driver.streams().eventRecord(CudaDevice.cuda(event).handle(), handle);
     }
 
     /**
@@ -92,11 +93,11 @@ public final class CudaStream implements Stream {
             synchronize();
             MemorySegment.copy(src.hostSegment(), srcOffset, dst.hostSegment(), dstOffset, bytes);
         } else if (srcHost) {
-            driver.memcpyHtoDAsync(d, s, bytes, handle);
+            driver.memory().memcpyHtoDAsync(d, s, bytes, handle);
         } else if (dstHost) {
-            driver.memcpyDtoHAsync(d, s, bytes, handle);
+            driver.memory().memcpyDtoHAsync(d, s, bytes, handle);
         } else {
-            driver.memcpyDtoDAsync(d, s, bytes, handle);
+            driver.memory().memcpyDtoDAsync(d, s, bytes, handle);
         }
     }
 
@@ -104,7 +105,7 @@ public final class CudaStream implements Stream {
     public void memset(TensorStorage dst, long offset, byte value, long bytes) {
         checkRange("destination", dst, offset, bytes);
         device.makeCurrent(generation);
-        driver.memsetD8Async(dst.address() + offset, value, bytes, handle);
+        driver.memory().memsetD8Async(dst.address() + offset, value, bytes, handle);
     }
 
     /** Fills {@code count} 32-bit words (offset in bytes, 4-aligned), e.g. with a NaN pattern to poison outputs. */
@@ -114,7 +115,7 @@ public final class CudaStream implements Stream {
             throw new IllegalArgumentException("memset32 needs a 4-byte aligned address");
         }
         device.makeCurrent(generation);
-        driver.memsetD32Async(dst.address() + offset, value, count, handle);
+        driver.memory().memsetD32Async(dst.address() + offset, value, count, handle);
     }
 
     private static boolean isHost(TensorStorage s) {
@@ -150,7 +151,7 @@ public final class CudaStream implements Stream {
     @Override
     public void synchronize() {
         device.makeCurrent(generation);
-        driver.streamSynchronize(handle);
+        driver.streams().streamSynchronize(handle);
         synchronizations++;
     }
 

@@ -2,7 +2,7 @@ package dev.lantern.cuda.driver;
 
 import dev.lantern.cuda.ffi.ContextHealth;
 import dev.lantern.cuda.ffi.CudaContextLostException;
-import dev.lantern.cuda.ffi.CudaDriver;
+import dev.lantern.cuda.ffi.CudaDeviceApi;
 import dev.lantern.cuda.ffi.CudaOutOfMemoryException;
 import dev.lantern.cuda.ffi.CudaVmm;
 import dev.lantern.runtime.alloc.VirtualMemory;
@@ -48,8 +48,8 @@ public final class CudaVirtualMemory implements VirtualMemory {
         try {
             device.makeCurrent(generation);
             int dev = device.target().ordinal();
-            if (device.driver().deviceAttribute(CudaDriver.ATTR_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                    device.driver().deviceGet(dev)) == 0) {
+            if (device.driver().devices().deviceAttribute(CudaDeviceApi.ATTR_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                    device.driver().devices().deviceGet(dev)) == 0) {
                 return null;
             }
             return new CudaVirtualMemory(device, generation);

@@ -2,6 +2,7 @@ package dev.lantern.cuda.driver;
 
 import dev.lantern.cuda.ffi.CudaContextLostException;
 import dev.lantern.cuda.ffi.CudaDriver;
+import dev.lantern.cuda.ffi.CudaGraphApi;
 import dev.lantern.runtime.GraphPolicy;
 import java.lang.System.Logger.Level;
 import java.util.HashMap;
@@ -83,7 +84,7 @@ public final class GraphRunner implements AutoCloseable {
     private CudaGraph capture(String key, CudaStream stream, Runnable work) {
         device.makeCurrent(stream.generation());
         captures++;
-        driver.streamBeginCapture(stream.handle(), CudaDriver.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        driver.graphs().streamBeginCapture(stream.handle(), CudaGraphApi.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
         RuntimeException failure = null;
         try {
             work.run();
@@ -91,11 +92,11 @@ public final class GraphRunner implements AutoCloseable {
             failure = e;
         }
         // Capture must always be ended, also after a failure, or the stream stays in capture mode.
-        long[] end = driver.streamEndCapture(stream.handle());
+        long[] end = driver.graphs().streamEndCapture(stream.handle());
         int rc = (int) end[0];
         long rawGraph = end[1];
         if (failure == null && rc != 0) {
-            failure = driver.failure(driver.endCaptureName(), rc);
+            failure = driver.failure(driver.graphs().endCaptureName(), rc);
         }
         if (failure == null) {
             try {
@@ -106,7 +107,7 @@ public final class GraphRunner implements AutoCloseable {
             }
         } else if (rawGraph != 0) {
             long g = rawGraph;
-            device.release(stream.generation(), () -> driver.graphDestroy(g));
+            device.release(stream.generation(), () -> driver.graphs().graphDestroy(g));
         }
         if (failure instanceof CudaContextLostException lost) {
             throw lost; // the context is gone, not the capture: no eager fallback, no eager-only mark

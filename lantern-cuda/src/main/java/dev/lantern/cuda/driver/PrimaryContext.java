@@ -47,7 +47,7 @@ final class PrimaryContext {
 
     /** Takes one reference; returns the generation it belongs to. */
     synchronized ContextHealth retain() {
-        long ctx = driver.devicePrimaryCtxRetain(device);
+        long ctx = driver.devices().devicePrimaryCtxRetain(device);
         if (users++ == 0 || current == null) {
             current = new ContextHealth(name, ctx, ++generations);
         }
@@ -59,7 +59,7 @@ final class PrimaryContext {
         ContextHealth gen = current;
         forgetOnThisThread(gen);
         try {
-            driver.devicePrimaryCtxRelease(device);
+            driver.devices().devicePrimaryCtxRelease(device);
         } catch (CudaException e) {
             if (!gen.isUnusable()) {
                 throw e;
@@ -82,18 +82,18 @@ final class PrimaryContext {
         // failures while resetting are reported as what they are, not as the old loss
         forgetOnThisThread(old);
         ContextHealth.setCurrent(null);
-        driver.devicePrimaryCtxReset(device);
+        driver.devices().devicePrimaryCtxReset(device);
         old.retire("reopened");
         long ctx;
         try {
-            ctx = driver.devicePrimaryCtxRetain(device);
+            ctx = driver.devices().devicePrimaryCtxRetain(device);
         } catch (CudaException e) {
             if (CuResult.isContextLost(e.code())) {
                 throw new CudaProcessPoisonedException(name, e); // the old generation stays retired
             }
             throw e;
         }
-        driver.devicePrimaryCtxRelease(device);
+        driver.devices().devicePrimaryCtxRelease(device);
         current = new ContextHealth(name, ctx, ++generations);
         return current;
     }

@@ -1,6 +1,7 @@
 package dev.lantern.cuda.driver;
 
 import dev.lantern.cuda.ffi.CudaDriver;
+import dev.lantern.cuda.ffi.CudaModuleApi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -25,9 +26,9 @@ public final class TensorMap {
     public static TensorMap rows(CudaDriver driver, boolean bf16, long address, long batch, long heads, long seq,
                                  long dim, long sb, long sh, long ss, int rows) {
         MemorySegment m = Arena.ofAuto().allocate(BYTES, 64);
-        driver.tensorMapEncodeTiled(m, bf16 ? CudaDriver.TMAP_BF16 : CudaDriver.TMAP_F16, address,
+        driver.modules().tensorMapEncodeTiled(m, bf16 ? CudaModuleApi.TMAP_BF16 : CudaModuleApi.TMAP_F16, address,
                 new long[]{dim, seq, heads, batch}, new long[]{ss * 2, sh * 2, sb * 2}, new int[]{64, rows, 1, 1},
-                CudaDriver.TMAP_SWIZZLE_128B, CudaDriver.TMAP_L2_128B);
+                CudaModuleApi.TMAP_SWIZZLE_128B, CudaModuleApi.TMAP_L2_128B);
         return new TensorMap(m);
     }
 

@@ -28,27 +28,27 @@ public final class ResetProbe {
         String how = args[0];
         CudaDevice device = CudaDevice.open(0);
         CudaDriver d = device.driver();
-        int dev = d.deviceGet(0);
+        int dev = d.devices().deviceGet(0);
         CudaStream s = device.newStream(false);
         var m = ModuleCache.forDevice(device).load(device, new KernelSource("lt_probe_fault",
                 "extern \"C\" __global__ void lt_probe_fault(float* p) { p[threadIdx.x] = 1.0f; }", List.of(), "probe"));
         m.kernel("lt_probe_fault").launch(s, new int[] {1}, new int[] {32}, 0, 0x10L);
         step("sync after fault", () -> { s.synchronize(); return null; });
         System.out.println("strategy " + how);
-        step("ctxSetCurrent(0)", () -> { d.ctxSetCurrent(0); return null; });
+        step("ctxSetCurrent(0)", () -> { d.devices().ctxSetCurrent(0); return null; });
         switch (how) {
-            case "a" -> step("reset", () -> { d.devicePrimaryCtxReset(dev); return null; });
-            case "b" -> step("release", () -> { d.devicePrimaryCtxRelease(dev); return null; });
+            case "a" -> step("reset", () -> { d.devices().devicePrimaryCtxReset(dev); return null; });
+            case "b" -> step("release", () -> { d.devices().devicePrimaryCtxRelease(dev); return null; });
             default -> {
-                step("reset", () -> { d.devicePrimaryCtxReset(dev); return null; });
-                step("release", () -> { d.devicePrimaryCtxRelease(dev); return null; });
+                step("reset", () -> { d.devices().devicePrimaryCtxReset(dev); return null; });
+                step("release", () -> { d.devices().devicePrimaryCtxRelease(dev); return null; });
             }
         }
-        Object ctx = step("retain", () -> d.devicePrimaryCtxRetain(dev));
+        Object ctx = step("retain", () -> d.devices().devicePrimaryCtxRetain(dev));
         if (ctx != null) {
-            step("ctxSetCurrent(new)", () -> { d.ctxSetCurrent((Long) ctx); return null; });
-            step("ctxSynchronize", () -> { d.ctxSynchronize(); return null; });
-            step("memAlloc", () -> d.memAlloc(1 << 20));
+            step("ctxSetCurrent(new)", () -> { d.devices().ctxSetCurrent((Long) ctx); return null; });
+            step("ctxSynchronize", () -> { d.devices().ctxSynchronize(); return null; });
+            step("memAlloc", () -> d.memory().memAlloc(1 << 20));
         }
     }
 }

@@ -3,9 +3,7 @@ package dev.lantern.cuda.lower;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
-import dev.lantern.cuda.codegen.LaunchConfig;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.engine.Compiler;
@@ -15,8 +13,6 @@ import dev.lantern.ir.DType;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -27,6 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * for the H200) against golden files: {@code <config>-<mode>.steps} (each step with its launch
  * shape, arguments and buffers, or its GEMM spec) and {@code <config>-<mode>.cu} (each distinct
  * kernel's source once). A refactor of the engine that changes no behaviour shows no diff.
+ * The text is {@link StepText}'s, which {@code lantern compile --emit steps|cuda} prints too.
  * Regenerate after an intended change with {@code -Dlantern.updateSnapshots=true} and review it.
  */
 class LoweringGoldenTest {
@@ -44,45 +41,9 @@ class LoweringGoldenTest {
         CompiledModel m = Compiler.compile(TransformerBlock.build(c, DType.BF16).graph(),
                 CompileOptions.defaults().withTarget("cuda").withFuse(fused));
         CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
-        StringBuilder steps = new StringBuilder();
-        Map<String, String> sources = new TreeMap<>();
-        for (Step s : l.steps()) {
-            steps.append(describe(s)).append('\n');
-            if (s instanceof Step.Launch launch) {
-                sources.put(launch.source().entry(), launch.source().source());
-            }
-        }
-        StringBuilder cu = new StringBuilder();
-        sources.forEach((entry, src) -> cu.append("// ===== ").append(entry).append('\n').append(src).append('\n'));
         String base = config + (fused ? "-fused" : "-eager");
-        check(base + ".steps", steps.toString());
-        check(base + ".cu", cu.toString());
-    }
-
-    /** A step as the golden file writes it: kernel index, what runs, how it is launched, what it reads and writes. */
-    static String describe(Step s) {
-        return switch (s) {
-            case Step.Launch l -> {
-                CudaKernelSource src = l.source();
-                LaunchConfig lc = src.launch();
-                StringBuilder b = new StringBuilder();
-                b.append("k").append(l.kernel()).append(" launch ").append(src.entry()).append(" [").append(src.variant()).append("]")
-                        .append(" grid ").append(lc.gridX()).append('x').append(lc.gridY()).append('x').append(lc.gridZ())
-                        .append(" block ").append(lc.blockX()).append('x').append(lc.blockY()).append('x').append(lc.blockZ())
-                        .append(" shared ").append(lc.dynamicSharedBytes()).append(" args");
-                for (Step.Arg a : l.args()) {
-                    b.append(' ').append(switch (a) {
-                        case Step.Ptr p -> p.buf() + "(" + p.extent() + ")";
-                        case Step.I64 v -> v.v() + "L";
-                        case Step.I32 v -> Integer.toString(v.v());
-                        case Step.F32 v -> v.v() + "f";
-                    });
-                }
-                yield b.toString();
-            }
-            case Step.Gemm g -> "k" + g.kernel() + " gemm " + g.spec() + " a " + g.a() + " b " + g.b() + " c " + g.c()
-                    + " d " + g.d() + " bias " + g.bias() + " beta " + g.beta();
-        };
+        check(base + ".steps", StepText.steps(l));
+        check(base + ".cu", StepText.sources(l));
     }
 
     private static void check(String name, String text) throws IOException {

@@ -1,0 +1,72 @@
+package dev.lantern.cli;
+
+import dev.lantern.Device;
+import dev.lantern.Lantern;
+import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.lower.CudaLowering;
+import dev.lantern.cuda.lower.StepText;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledModel;
+import dev.lantern.ir.IrPrinter;
+import dev.lantern.kernel.KernelDump;
+
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * {@code lantern compile FILE.ir --emit ir|kernels|plan|cuda|steps}: one stage of the compiler's
+ * output for a graph, as text. {@code ir}, {@code kernels} and {@code plan} are the pass
+ * pipeline's for {@code --device}'s target (cpu by default); {@code cuda} (the CUDA C of every
+ * kernel) and {@code steps} (the device steps: launches with grid, block, shared memory and
+ * arguments, cuBLASLt GEMMs) lower for the H200 ({@link CudaTarget#H200}) and need no GPU.
+ * The first line is a comment naming the file, the options and the target.
+ */
+final class CompileCommand {
+    static final String USAGE = "compile FILE.ir --emit ir|kernels|plan|cuda|steps [--device cpu|cuda] [--amp none|bf16|f16]";
+    private static final List<String> STAGES = List.of("ir", "kernels", "plan", "cuda", "steps");
+
+    private CompileCommand() {}
+
+    static int run(List<String> argv, PrintStream out, PrintStream err) {
+        Args a = Args.parse("compile", argv, Set.of(), Set.of("emit", "device", "amp"));
+        if (a.positional().size() != 1) {
+            throw new UsageException("compile: expected one FILE.ir (usage: lantern " + USAGE + ")");
+        }
+        String emit = a.get("emit", null);
+        if (emit == null || !STAGES.contains(emit)) {
+            throw new UsageException("compile: --emit takes " + String.join(", ", STAGES)
+                    + (emit == null ? "" : ", found '" + emit + "'"));
+        }
+        boolean cudaStage = emit.equals("cuda") || emit.equals("steps");
+        String deviceText = a.get("device", cudaStage ? "cuda" : "cpu");
+        Device device = UsageException.option("compile", () -> Device.parse(deviceText));
+        if (cudaStage && !device.kind().equals("cuda")) {
+            throw new UsageException("compile: --emit " + emit + " is the CUDA lowering; it takes --device cuda (the default) or none");
+        }
+        CompileOptions.Amp amp = UsageException.option("compile", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
+        String file = a.positional().getFirst();
+
+        CompileOptions options = CompileOptions.defaults().withAmp(amp).withTarget(device.target());
+        CompiledModel m = Lantern.compile(GraphFile.read(file), options).model();
+        String what = "target " + device.target() + ", amp " + amp.name().toLowerCase(Locale.ROOT);
+        String header = "lantern compile " + file + " --emit " + emit + ": ";
+        switch (emit) {
+            case "ir" -> out.print("# " + header + "the optimised IR, " + what + "\n" + IrPrinter.print(m.graph()));
+            case "kernels" -> out.print("# " + header + "the kernel list, " + what + "\n" + KernelDump.print(m.kernels()));
+            case "plan" -> out.print("# " + header + "the memory plan, " + what + "\n" + m.plan().dump());
+            default -> {
+                CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
+                String target = "CUDA target H200 (" + CudaTarget.H200.arch() + ", " + CudaTarget.H200.smCount() + " SMs), amp "
+                        + amp.name().toLowerCase(Locale.ROOT);
+                if (emit.equals("cuda")) {
+                    out.print("// " + header + "the CUDA C of every kernel, " + target + "\n" + StepText.sources(l));
+                } else {
+                    out.print("# " + header + "the device steps, " + target + "\n" + StepText.steps(l));
+                }
+            }
+        }
+        return 0;
+    }
+}
