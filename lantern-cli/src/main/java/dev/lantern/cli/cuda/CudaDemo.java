@@ -62,11 +62,6 @@ public final class CudaDemo {
         }
     }
 
-    /** As {@link #measure(BlockConfig, long, int)}; the f32 model the CPU demo built is not needed (the GPU runs bf16). */
-    public static Result measure(Model f32Model, BlockConfig config, long seed, int runs) {
-        return measure(config, seed, runs);
-    }
-
     /** Measures {@code config} on GPU 0. Throws {@code CudaUnavailableException} without a GPU. */
     public static Result measure(BlockConfig config, long seed, int runs) {
         try (CudaDevice device = CudaDevice.open(0)) {
