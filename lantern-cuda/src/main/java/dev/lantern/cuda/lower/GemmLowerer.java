@@ -61,7 +61,10 @@ final class GemmLowerer implements KernelLowerer {
         for (; next < k.inputs().size(); next++) {
             residuals.add(cx.in(k, next));
         }
-        boolean biasInEpilogue = bias != null && bias.shape().rank() == 1 && bias.shape().dim(0) == nn && bias.contiguous();
+        // cuBLASLt's bias epilogue takes a bias of D's dtype: an f32 bias on a bf16 output (autocast keeps
+        // biases f32) is refused by its heuristics (CUBLAS_STATUS_INVALID_VALUE on the H200), so it is added after
+        boolean biasInEpilogue = bias != null && bias.shape().rank() == 1 && bias.shape().dim(0) == nn && bias.contiguous()
+                && bias.dtype() == d.dtype();
         GemmSpec.Epilogue epi;
         boolean actInEpilogue = true;
         switch (act) {

@@ -187,4 +187,33 @@ public class CudaLoweringTest {
                 () -> CudaLowering.lower(model, CudaTarget.H200));
         assertTrue(e.getMessage().contains("no CUDA kernel computes gather"), e.getMessage());
     }
+
+    @Test
+    void anF32BiasOnABf16OutputIsAddedAfterTheGemm() {
+        // autocast keeps biases f32 while the GEMM writes bf16: cuBLASLt's bias epilogue refuses that pair
+        dev.lantern.ir.Graph g = dev.lantern.ir.IrParser.parse("""
+                graph @b {
+                  %x = input {name="x"} : f32[7,50]
+                  %w = param {name="w"} : f32[50,96]
+                  %b = param {name="b"} : f32[96]
+                  %h = matmul(%x, %w) : f32[7,96]
+                  %y = add(%h, %b) : f32[7,96]
+                  %z = relu(%y) : f32[7,96]
+                  %w2 = param {name="w2"} : f32[96,10]
+                  %o = matmul(%z, %w2) : f32[7,10]
+                  return %o
+                }
+                """);
+        CompiledModel m = Compiler.compile(g, CompileOptions.defaults().withTarget("cuda").withAmp(CompileOptions.Amp.BF16));
+        CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
+        List<Step.Gemm> gemms = l.steps().stream().filter(s -> s instanceof Step.Gemm).map(s -> (Step.Gemm) s).toList();
+        assertEquals(2, gemms.size());
+        assertEquals(GemmSpec.DataType.BF16, gemms.getFirst().spec().cdType(), "the hidden layer stays bf16: " + gemms);
+        for (Step.Gemm gs : gemms) {
+            GemmSpec sp = gs.spec();
+            assertTrue(sp.biasType() == null || sp.biasType() == sp.cdType(), "bias epilogue of another dtype than D: " + sp);
+        }
+        assertTrue(l.steps().stream().anyMatch(s -> s instanceof Step.Launch x && x.args().stream()
+                .anyMatch(a -> a instanceof Step.Ptr p && p.buf().name().equals("b"))), "the bias is added by a kernel");
+    }
 }
