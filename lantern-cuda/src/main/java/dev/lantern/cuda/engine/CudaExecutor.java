@@ -37,6 +37,7 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
     private CudaProgram program;
     private List<Runnable> bound; // compiled: every step with its addresses resolved
     private DeviceFill fill;
+    private CudaStorage staging; // pinned host memory for uploads and downloads, kept and grown
     private long plainForwards;
     // names a step for a context-loss report: formatted only then (CudaDevice.step)
     private final IntFunction<String> stepNames = i -> "#" + i + " " + StepProfiler.describe(program.steps().get(i));
@@ -135,11 +136,25 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
             throw new IllegalArgumentException("tensor " + t.dtype() + t.shape() + " does not match " + type);
         }
         long bytes = type.contiguous().bytes();
-        try (CudaStorage pinned = device.allocatePinned(bytes)) {
-            MemorySegment.copy(t.segment(), 0, pinned.hostSegment(), 0, bytes);
-            stream.copy(pinned, 0, view(dst.address(), dst.size()), 0, bytes);
-            stream.synchronize();
+        CudaStorage pinned = staging(bytes);
+        MemorySegment.copy(t.segment(), 0, pinned.hostSegment(), 0, bytes);
+        stream.copy(pinned, 0, view(dst.address(), dst.size()), 0, bytes);
+        stream.synchronize();
+    }
+
+    /**
+     * Pinned host memory of at least {@code bytes}, reused by every upload and download (each
+     * synchronises before the next may touch it): a page-locked allocation costs about a
+     * millisecond, more than a small model's forward.
+     */
+    private CudaStorage staging(long bytes) {
+        if (staging == null || staging.bytes() < bytes) {
+            if (staging != null) {
+                staging.close();
+            }
+            staging = device.allocatePinned(Math.max(bytes, 1L << 20));
         }
+        return staging;
     }
 
     /** {@code value} downloaded (synchronises the stream). */
@@ -147,11 +162,10 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
         TensorType t = program.model().graph().type(value).contiguous();
         Tensor out = Tensor.allocate(t);
         long bytes = t.bytes();
-        try (CudaStorage pinned = device.allocatePinned(bytes)) {
-            stream.copy(view(buffers.addressOf(value), bytes), 0, pinned, 0, bytes);
-            stream.synchronize();
-            MemorySegment.copy(pinned.hostSegment(), 0, out.segment(), 0, bytes);
-        }
+        CudaStorage pinned = staging(bytes);
+        stream.copy(view(buffers.addressOf(value), bytes), 0, pinned, 0, bytes);
+        stream.synchronize();
+        MemorySegment.copy(pinned.hostSegment(), 0, out.segment(), 0, bytes);
         return out;
     }
 
@@ -306,6 +320,9 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
         buffers.close();
         if (fill != null) {
             fill.close();
+        }
+        if (staging != null) {
+            staging.close();
         }
         stream.close();
     }
