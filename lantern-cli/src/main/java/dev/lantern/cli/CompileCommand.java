@@ -10,8 +10,12 @@ import dev.lantern.engine.CompiledModel;
 import dev.lantern.ir.IrPrinter;
 import dev.lantern.kernel.KernelDump;
 
+import dev.lantern.onnx.OnnxModel;
+
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Set;
 
@@ -21,16 +25,20 @@ import java.util.Set;
  * pipeline's for {@code --device}'s target (cpu by default); {@code cuda} (the CUDA C of every
  * kernel) and {@code steps} (the device steps: launches with grid, block, shared memory and
  * arguments, cuBLASLt GEMMs) lower for the H200 ({@link CudaTarget#H200}) and need no GPU.
- * The first line is a comment naming the file, the options and the target.
+ * The first line is a comment naming the file, the options and the target. An ONNX model
+ * ({@link ModelFormat}) is compiled for the shapes {@code --batch}, {@code --seq} and {@code --shape}
+ * bind ({@link OnnxShapes}); the header names them.
  */
 final class CompileCommand {
-    static final String USAGE = "compile FILE.ir --emit ir|kernels|plan|cuda|steps [--device cpu|cuda] [--amp none|bf16|f16]";
+    static final String USAGE = "compile FILE.ir|MODEL.onnx --emit ir|kernels|plan|cuda|steps [--device cpu|cuda] [--amp none|bf16|f16] "
+            + "[--batch B --seq S | --shape NAME=d0,d1,... (ONNX)]";
     private static final List<String> STAGES = List.of("ir", "kernels", "plan", "cuda", "steps");
 
     private CompileCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("compile", argv, Set.of(), Set.of("emit", "device", "amp"));
+        RepeatedOptions repeated = RepeatedOptions.take("compile", argv, Set.of("shape"));
+        Args a = Args.parse("compile", repeated.rest(), Set.of(), Set.of("emit", "device", "amp", "batch", "seq"));
         if (a.positional().size() != 1) {
             throw new UsageException("compile: expected one FILE.ir (usage: lantern " + USAGE + ")");
         }
@@ -49,8 +57,23 @@ final class CompileCommand {
         String file = a.positional().getFirst();
 
         CompileOptions options = CompileOptions.defaults().withAmp(amp).withTarget(device.target());
-        CompiledModel m = Lantern.compile(GraphFile.read(file), options).model();
-        String what = "target " + device.target() + ", amp " + amp.name().toLowerCase(Locale.ROOT);
+        String shapes = "";
+        CompiledModel m;
+        if (ModelFormat.isOnnx(file)) {
+            OnnxModel model = OnnxModel.open(Path.of(file), options);
+            Long batch = a.get("batch", null) == null ? null : (long) a.getInt("compile", "batch", 1, 1, Integer.MAX_VALUE);
+            Long seq = a.get("seq", null) == null ? null : (long) a.getInt("compile", "seq", 1, 1, Integer.MAX_VALUE);
+            Map<String, long[]> bound = OnnxShapes.bind("compile", model, OnnxShapes.parse("compile", repeated.get("shape")), batch, seq);
+            OnnxModel.Compiled c = OnnxRunCommand.compile(model, bound, options, file);
+            m = c.program().model();
+            shapes = ", shapes " + OnnxShapes.text(c.shapes());
+        } else {
+            if (a.get("batch", null) != null || a.get("seq", null) != null || !repeated.get("shape").isEmpty()) {
+                throw new UsageException("compile: --batch, --seq and --shape apply to ONNX models (MODEL.onnx); an IR file's shapes are in the file");
+            }
+            m = Lantern.compile(GraphFile.read(file), options).model();
+        }
+        String what = "target " + device.target() + ", amp " + amp.name().toLowerCase(Locale.ROOT) + shapes;
         String header = "lantern compile " + file + " --emit " + emit + ": ";
         switch (emit) {
             case "ir" -> out.print("# " + header + "the optimised IR, " + what + "\n" + IrPrinter.print(m.graph()));
@@ -59,7 +82,7 @@ final class CompileCommand {
             default -> {
                 CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
                 String target = "CUDA target H200 (" + CudaTarget.H200.arch() + ", " + CudaTarget.H200.smCount() + " SMs), amp "
-                        + amp.name().toLowerCase(Locale.ROOT);
+                        + amp.name().toLowerCase(Locale.ROOT) + shapes;
                 if (emit.equals("cuda")) {
                     out.print("// " + header + "the CUDA C of every kernel, " + target + "\n" + StepText.sources(l));
                 } else {

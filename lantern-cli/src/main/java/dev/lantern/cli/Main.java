@@ -27,12 +27,14 @@ public final class Main {
                        [--json] [--dump-ir FILE]
                        [--device auto|cpu|cuda] [--amp bf16|f16] [--seed N] [--runs N]
               test     run the whole test suite (./mvnw -B verify)
-              run      run any graph in the IR text format on a device; print each output's shape,
-                       dtype, checksum and the median time   FILE.ir [--device auto|cpu|cuda:N]
+              run      run an IR graph or an ONNX model on a device; print each output's shape,
+                       dtype, checksum and the median time   FILE.ir|MODEL.onnx [--device auto|cpu|cuda:N]
                        [--weights W] [--input NAME=FILE.npy] [--amp bf16] [--mode eager|compiled|graph]
-                       [--seed N] [--runs N] [--out DIR] [--json]
+                       [--seed N] [--runs N] [--out DIR] [--json]; ONNX: [--tokens 1,2,3 | --batch B
+                       --seq S [--vocab V]] [--shape NAME=d0,d1,...]
               compile  print one stage of a graph's compilation (steps and cuda: for the H200, no GPU
-                       needed)   FILE.ir --emit ir|kernels|plan|cuda|steps [--device cpu|cuda] [--amp bf16]
+                       needed)   FILE.ir|MODEL.onnx --emit ir|kernels|plan|cuda|steps [--device cpu|cuda]
+                       [--amp bf16]; ONNX: [--batch B --seq S | --shape NAME=d0,d1,...]
               opt      parse an .ir file, run passes, print the result
                        FILE.ir [--passes a,b] [--dump-after-each]
               doctor   the JDK, the CPU's vector width, the CUDA libraries found and the GPUs

@@ -36,7 +36,7 @@ import java.util.Set;
 final class RunCommand {
     static final String USAGE = "run FILE.ir [--device auto|cpu|cuda|cuda:N] [--weights W.safetensors|DIR] "
             + "[--input NAME=FILE.npy ...] [--amp none|bf16|f16] [--mode eager|compiled|graph] [--seed N] [--runs N] "
-            + "[--out DIR] [--json]";
+            + "[--out DIR] [--json]  |  run " + OnnxRunCommand.USAGE;
 
     /** Forwards before the timed ones: at least this many, and more for up to {@link #WARMUP_NANOS} (at most 1000). */
     static final int WARMUP = 10;
@@ -45,27 +45,20 @@ final class RunCommand {
     private RunCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        // --input repeats, so it is taken out before Args, which keeps one value per option
-        List<String> rest = new ArrayList<>();
-        List<String> inputSpecs = new ArrayList<>();
-        for (int i = 0; i < argv.size(); i++) {
-            String s = argv.get(i);
-            if (s.equals("--input")) {
-                if (i + 1 >= argv.size()) {
-                    throw new UsageException("run: --input needs a value (NAME=FILE.npy)");
-                }
-                inputSpecs.add(argv.get(++i));
-            } else if (s.startsWith("--input=")) {
-                inputSpecs.add(s.substring("--input=".length()));
-            } else {
-                rest.add(s);
-            }
-        }
-        Args a = Args.parse("run", rest, Set.of("json"), Set.of("device", "weights", "amp", "mode", "seed", "runs", "out"));
+        // --input and --shape repeat, so they are taken out before Args, which keeps one value per option
+        RepeatedOptions repeated = RepeatedOptions.take("run", argv, Set.of("input", "shape"));
+        Set<String> valued = new java.util.HashSet<>(Set.of("device", "weights", "amp", "mode", "seed", "runs", "out"));
+        valued.addAll(OnnxRunCommand.OPTIONS);
+        Args a = Args.parse("run", repeated.rest(), Set.of("json"), valued);
         if (a.positional().size() != 1) {
             throw new UsageException("run: expected one FILE.ir" + (a.positional().isEmpty() ? "" : ", found "
                     + a.positional().size() + " arguments") + " (usage: lantern " + USAGE + ")");
         }
+        if (ModelFormat.isOnnx(a.positional().getFirst())) {
+            return OnnxRunCommand.run(a, repeated, out);
+        }
+        OnnxRunCommand.refuseOnnxOptions("run", a, repeated);
+        List<String> inputSpecs = repeated.get("input");
         String file = a.positional().getFirst();
         String deviceText = a.get("device", "auto");
         Device device = deviceText.equals("auto") ? Lantern.bestDevice()
@@ -99,26 +92,14 @@ final class RunCommand {
         }
         Path outDir = a.get("out", null) == null ? null : outDir(Path.of(a.get("out", null)));
 
-        Map<String, Tensor> outputs = null;
-        int warmups = 0;
-        double[] ms = new double[runs];
-        SessionStats stats;
-        try (Weights w = a.get("weights", null) == null ? Weights.random(seed) : Weights.safetensors(Path.of(a.get("weights", null)));
-                Session s = program.load(device, w, mode)) {
-            // warm-up: the first forward loads kernels or captures a graph; the rest let the JIT compile the CPU loops
-            long warmStart = System.nanoTime();
-            for (int i = 0; i < WARMUP || (System.nanoTime() - warmStart < WARMUP_NANOS && i < 1000); i++) {
-                outputs = s.run(inputs);
-                warmups = i + 1;
-            }
-            for (int i = 0; i < runs; i++) {
-                long t0 = System.nanoTime();
-                outputs = s.run(inputs);
-                ms[i] = (System.nanoTime() - t0) / 1e6;
-            }
-            stats = s.stats();
+        Timed timing;
+        try (Weights w = a.get("weights", null) == null ? Weights.random(seed) : Weights.safetensors(Path.of(a.get("weights", null)))) {
+            timing = timed(program, device, w, mode, inputs, runs);
         }
-        double median = median(ms);
+        Map<String, Tensor> outputs = timing.outputs();
+        int warmups = timing.warmups();
+        double median = timing.medianMs();
+        SessionStats stats = timing.stats();
         List<OutputSummary> summaries = new ArrayList<>();
         outputs.forEach((name, t) -> summaries.add(OutputSummary.of(name, t)));
         if (outDir != null) {
@@ -163,6 +144,33 @@ final class RunCommand {
         return 0;
     }
 
+    /** What {@link #timed} measured: the last forward's outputs, the warm-up count, the median and the session's stats. */
+    record Timed(Map<String, Tensor> outputs, int warmups, double medianMs, SessionStats stats) {}
+
+    /**
+     * Loads {@code program} on {@code device} and times {@code runs} forwards after the warm-up (at least
+     * {@link #WARMUP} forwards, more for up to {@link #WARMUP_NANOS}, at most 1000).
+     */
+    static Timed timed(Program program, Device device, Weights w, RunMode mode, Map<String, Tensor> inputs, int runs) {
+        Map<String, Tensor> outputs = null;
+        int warmups = 0;
+        double[] ms = new double[runs];
+        try (Session s = program.load(device, w, mode)) {
+            // warm-up: the first forward loads kernels or captures a graph; the rest let the JIT compile the CPU loops
+            long warmStart = System.nanoTime();
+            for (int i = 0; i < WARMUP || (System.nanoTime() - warmStart < WARMUP_NANOS && i < 1000); i++) {
+                outputs = s.run(inputs);
+                warmups = i + 1;
+            }
+            for (int i = 0; i < runs; i++) {
+                long t0 = System.nanoTime();
+                outputs = s.run(inputs);
+                ms[i] = (System.nanoTime() - t0) / 1e6;
+            }
+            return new Timed(outputs, warmups, median(ms), s.stats());
+        }
+    }
+
     /** {@code NAME=FILE.npy} by name, each name once. */
     private static Map<String, Path> inputSpecs(List<String> specs) {
         Map<String, Path> m = new LinkedHashMap<>();
@@ -195,7 +203,7 @@ final class RunCommand {
     }
 
     /** {@code --out DIR}: created with its parents when missing; anything that is not a folder is refused. */
-    private static Path outDir(Path dir) {
+    static Path outDir(Path dir) {
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             throw new LanternException("--out " + dir + ": not a folder");
         }
