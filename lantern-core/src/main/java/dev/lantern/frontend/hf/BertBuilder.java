@@ -2,8 +2,10 @@ package dev.lantern.frontend.hf;
 
 import dev.lantern.frontend.GraphBuilder;
 import dev.lantern.frontend.Value;
+import dev.lantern.ir.Attrs;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
+import dev.lantern.ir.Op;
 import dev.lantern.ir.TensorType;
 
 import java.util.Set;
@@ -62,10 +64,12 @@ record BertBuilder(int vocab, int positions, int types, int hidden, int layers, 
         x = g.add(x, l.slice(l.param(e + "position_embeddings.weight", positions, hidden), 0, 0, seq));
         x = g.add(x, l.embed(l.param(e + "token_type_embeddings.weight", types, hidden), typeIds));
         x = l.layerNorm(x, e + "LayerNorm", hidden, eps);
-        // (1 − mask)·MASKED, shaped (b, 1, 1, s) to broadcast over heads and queries
-        Value keep = g.reshape(g.cast(mask, DType.F32), batch, 1, 1, seq);
-        Value additive = g.mul(g.op(dev.lantern.ir.Op.SUB, dev.lantern.ir.Attrs.EMPTY, g.constant(1, DType.F32), keep),
-                g.constant(MASKED, DType.F32));
+        // (1 − mask)·MASKED as a lookup of each mask id in the table [MASKED, 0] (kernels compute float dtypes
+        // only, so the i64 mask is not cast), shaped (b, 1, 1, s) to broadcast over heads and queries.
+        // A mask entry other than 0 or 1 is a gather out of range: a run-time error, never a read.
+        Value table = g.op(Op.CONCAT, Attrs.of("axis", 0),
+                g.reshape(g.constant(MASKED, DType.F32), 1), g.reshape(g.constant(0, DType.F32), 1));
+        Value additive = g.reshape(l.embed(table, mask), batch, 1, 1, seq);
         int d = hidden / heads;
         for (int i = 0; i < layers; i++) {
             String n = p + "encoder.layer." + i + ".";

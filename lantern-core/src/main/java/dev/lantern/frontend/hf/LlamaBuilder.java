@@ -2,8 +2,10 @@ package dev.lantern.frontend.hf;
 
 import dev.lantern.frontend.GraphBuilder;
 import dev.lantern.frontend.Value;
+import dev.lantern.ir.Attrs;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
+import dev.lantern.ir.Op;
 import dev.lantern.ir.TensorType;
 import dev.lantern.weights.JsonValue;
 
@@ -82,7 +84,7 @@ record LlamaBuilder(int vocab, int positions, int hidden, int layers, int heads,
             Value a = l.attention(g.rope(q, theta), g.rope(k, theta), v, heads, kvHeads, true, scale, null);
             x = g.add(x, l.linear(a, n + "self_attn.o_proj", heads * headDim, hidden, attnBias));
             h = l.rmsNorm(x, n + "post_attention_layernorm", hidden, eps);
-            Value gate = g.op(dev.lantern.ir.Op.SILU, dev.lantern.ir.Attrs.EMPTY, l.linear(h, n + "mlp.gate_proj", hidden, inner, mlpBias));
+            Value gate = g.op(Op.SILU, Attrs.EMPTY, l.linear(h, n + "mlp.gate_proj", hidden, inner, mlpBias));
             Value up = l.linear(h, n + "mlp.up_proj", hidden, inner, mlpBias);
             x = g.add(x, l.linear(g.mul(gate, up), n + "mlp.down_proj", inner, hidden, mlpBias));
         }
