@@ -12,7 +12,12 @@ import dev.lantern.ir.Node;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.tensor.Npy;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.weights.SafetensorsIndex;
+import dev.lantern.weights.SafetensorsModel;
+import dev.lantern.weights.SafetensorsWriter;
+import dev.lantern.weights.TensorView;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -49,14 +54,16 @@ class HfModelTest {
         Tensor expected = Npy.read(folder.resolve("expected.npy"));
         Program program = Lantern.compile(graph, CompileOptions.defaults());
         assertEquals(inputs.keySet().stream().toList(), program.inputNames());
-        Tensor got;
-        try (Weights w = model.weights(); Session s = program.load(Device.cpu(), w, RunMode.COMPILED)) {
-            got = s.run(inputs).values().iterator().next();
+        for (RunMode mode : new RunMode[] {RunMode.COMPILED, RunMode.EAGER}) {
+            Tensor got;
+            try (Weights w = model.weights(); Session s = program.load(Device.cpu(), w, mode)) {
+                got = s.run(inputs).values().iterator().next();
+            }
+            assertEquals(expected.shape(), got.shape());
+            double err = maxRelErr(expected.toDoubles(), got.toDoubles());
+            System.out.printf("hf %s %s: max rel err vs PyTorch %.3g%n", family, mode, err);
+            assertTrue(err <= 1e-5, family + " " + mode + ": max relative error " + err);
         }
-        assertEquals(expected.shape(), got.shape());
-        double err = maxRelErr(expected.toDoubles(), got.toDoubles());
-        System.out.printf("hf %s: max rel err vs PyTorch %.3g%n", family, err);
-        assertTrue(err <= 1e-5, family + ": max relative error " + err);
 
         // the float64 reference on the same graph and weights: the graph itself is PyTorch's function
         Map<String, Tensor> sources = new LinkedHashMap<>(inputs);
@@ -69,6 +76,37 @@ class HfModelTest {
             double refErr = maxRelErr(expected.toDoubles(), ref);
             System.out.printf("hf %s: max rel err float64 reference vs PyTorch %.3g%n", family, refErr);
             assertTrue(refErr <= 1e-5, family + ": reference max relative error " + refErr);
+        }
+    }
+
+    @Test
+    void shardedCheckpoint(@TempDir Path tmp) throws Exception {
+        // the GPT-2 checkpoint split over two shards and their index, as save_pretrained writes large models
+        Path src = HF.resolve("gpt2");
+        Files.copy(src.resolve("config.json"), tmp.resolve("config.json"));
+        StringBuilder map = new StringBuilder();
+        try (SafetensorsModel m = SafetensorsModel.open(src)) {
+            SafetensorsWriter[] shards = {new SafetensorsWriter(), new SafetensorsWriter()};
+            String[] files = {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
+            int i = 0;
+            for (String name : m.names()) {
+                TensorView t = m.tensor(name);
+                int shard = i++ % 2;
+                shards[shard].add(name, t.dtype(), t.shape(), t.data());
+                map.append(map.isEmpty() ? "" : ", ").append('"').append(name).append("\": \"").append(files[shard]).append('"');
+            }
+            for (int k = 0; k < 2; k++) {
+                shards[k].write(tmp.resolve(files[k]));
+            }
+        }
+        Files.writeString(tmp.resolve(SafetensorsIndex.FILE_NAME), "{\"metadata\": {}, \"weight_map\": {" + map + "}}");
+        HfModel model = HfModel.open(tmp);
+        Tensor ids = Npy.read(src.resolve("input_ids.npy"));
+        Program program = Lantern.compile(model.graph(2, 8), CompileOptions.defaults());
+        try (Weights w = model.weights(); Session s = program.load(Device.cpu(), w)) {
+            Tensor got = s.run(Map.of("input_ids", ids)).values().iterator().next();
+            double err = maxRelErr(Npy.read(src.resolve("expected.npy")).toDoubles(), got.toDoubles());
+            assertTrue(err <= 1e-5, "sharded: max relative error " + err);
         }
     }
 
