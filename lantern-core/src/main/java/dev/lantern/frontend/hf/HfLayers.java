@@ -73,25 +73,33 @@ final class HfLayers {
     /**
      * softmax(scale·(q·kᵀ + mask)) · v, merged back to (b, s, heads·d). q is (b, heads, s, d); k and v
      * are (b, kvHeads, s, d). With fewer K/V heads (grouped-query attention) query head h reads K/V
-     * head h / (heads / kvHeads), as transformers' repeat_kv does: q is viewed as (b, kvHeads, group,
-     * s, d) and k, v as (b, kvHeads, 1, s, d), so the matmuls broadcast each K/V head over its group
-     * with no copy. {@code mask} (additive, broadcast to the scores) may be null.
+     * head h / (heads / kvHeads), as transformers' repeat_kv does: each K/V head is repeated over its
+     * group by a concat, so that the attention is the plain 4-D pattern fusion makes one attention
+     * kernel of (the copy is kvHeads·s·d per tensor; scores would be heads·s·s unfused).
+     * {@code mask} (additive, broadcast to the scores) may be null.
      */
     Value attention(Value q, Value k, Value v, int heads, int kvHeads, boolean causal, double scale, Value mask) {
         int b = q.shape().dim(0);
         int s = q.shape().dim(2);
         int d = q.shape().dim(3);
-        Value o;
-        if (kvHeads == heads) {
-            o = core(q, k, v, causal, scale, mask);
-        } else {
-            int group = heads / kvHeads;
-            Value q5 = g.reshape(q, b, kvHeads, group, s, d);
-            Value k5 = g.reshape(k, b, kvHeads, 1, s, d);
-            Value v5 = g.reshape(v, b, kvHeads, 1, s, d);
-            o = g.reshape(core(q5, k5, v5, causal, scale, mask), b, heads, s, d);
+        if (kvHeads != heads) {
+            k = repeatHeads(k, heads / kvHeads);
+            v = repeatHeads(v, heads / kvHeads);
         }
+        Value o = core(q, k, v, causal, scale, mask);
         return g.reshape(g.permute(o, 0, 2, 1, 3), b, s, heads * d);
+    }
+
+    /** (b, kv, s, d) -> (b, kv·group, s, d), head j·group + r a copy of head j. */
+    private Value repeatHeads(Value x, int group) {
+        int b = x.shape().dim(0);
+        int kv = x.shape().dim(1);
+        int s = x.shape().dim(2);
+        int d = x.shape().dim(3);
+        Value x5 = g.reshape(x, b, kv, 1, s, d);
+        Value[] copies = new Value[group];
+        java.util.Arrays.fill(copies, x5);
+        return g.reshape(g.op(Op.CONCAT, Attrs.of("axis", 2), copies), b, kv * group, s, d);
     }
 
     private Value core(Value q, Value k, Value v, boolean causal, double scale, Value mask) {
