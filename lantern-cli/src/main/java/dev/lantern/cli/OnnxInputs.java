@@ -80,33 +80,41 @@ final class OnnxInputs {
                 continue;
             }
             Tensor t = random.get(name);
-            String lower = name.toLowerCase(Locale.ROOT);
-            if (t.dtype().isFloating()) {
-                sources.put(name, "normal");
-            } else if (ids != null && name.equals(ids.name())) {
-                if (vocab == null) {
-                    throw new UsageException("run: cannot tell the vocabulary of input '" + name
-                            + "' (no embedding table reads it) to draw random ids: give --vocab N, --tokens or --input " + name + "=FILE.npy");
-                }
-                long key = Philox.key(seed + 1, "input:" + name);
-                long v = vocab;
-                fill(t, i -> Math.min(v - 1, (long) (Philox.uniform(key, i) * v)));
-                sources.put(name, "random ids in [0," + v + ")");
-            } else if (lower.contains("mask")) {
-                fill(t, i -> 1);
-                sources.put(name, "ones");
-            } else if (lower.contains("position")) {
-                int[] dims = t.shape().dims();
-                long last = dims.length == 0 ? 1 : dims[dims.length - 1];
-                fill(t, i -> i % last);
-                sources.put(name, "positions");
-            } else {
-                fill(t, i -> 0);
-                sources.put(name, "zeros");
-            }
+            sources.put(name, fillDefault(name, t, ids != null && name.equals(ids.name()), vocab, seed));
             out.put(name, t);
         }
         return new Filled(out, sources);
+    }
+
+    /**
+     * Fills input {@code name} (already drawn N(0,1) when floating) by the defaults: token ids at
+     * random in [0, vocab), masks ones, positions 0, 1, 2, ... along the last dim, other integers
+     * zeros. Returns how it was made.
+     */
+    static String fillDefault(String name, Tensor t, boolean isIds, Long vocab, long seed) {
+        String lower = name.toLowerCase(Locale.ROOT);
+        if (t.dtype().isFloating()) {
+            return "normal";
+        } else if (isIds) {
+            if (vocab == null) {
+                throw new UsageException("run: cannot tell the vocabulary of input '" + name
+                        + "' (no embedding table reads it) to draw random ids: give --vocab N, --tokens or --input " + name + "=FILE.npy");
+            }
+            long key = Philox.key(seed + 1, "input:" + name);
+            long v = vocab;
+            fill(t, i -> Math.min(v - 1, (long) (Philox.uniform(key, i) * v)));
+            return "random ids in [0," + v + ")";
+        } else if (lower.contains("mask")) {
+            fill(t, i -> 1);
+            return "ones";
+        } else if (lower.contains("position")) {
+            int[] dims = t.shape().dims();
+            long last = dims.length == 0 ? 1 : dims[dims.length - 1];
+            fill(t, i -> i % last);
+            return "positions";
+        }
+        fill(t, i -> 0);
+        return "zeros";
     }
 
     private static void fill(Tensor t, LongUnaryOperator value) {

@@ -36,7 +36,8 @@ import java.util.Set;
 final class RunCommand {
     static final String USAGE = "run FILE.ir [--device auto|cpu|cuda|cuda:N] [--weights W.safetensors|DIR] "
             + "[--input NAME=FILE.npy ...] [--amp none|bf16|f16] [--mode eager|compiled|graph] [--seed N] [--runs N] "
-            + "[--out DIR] [--json]  |  run " + OnnxRunCommand.USAGE;
+            + "[--out DIR] [--json]  |  run " + OnnxRunCommand.USAGE
+            + "  |  run MODEL_DIR [--tokens 1,2,3 | --batch B --seq S | --input input_ids=FILE.npy] (config.json + safetensors)";
 
     /** Forwards before the timed ones: at least this many, and more for up to {@link #WARMUP_NANOS} (at most 1000). */
     static final int WARMUP = 10;
@@ -53,6 +54,9 @@ final class RunCommand {
         if (a.positional().size() != 1) {
             throw new UsageException("run: expected one FILE.ir" + (a.positional().isEmpty() ? "" : ", found "
                     + a.positional().size() + " arguments") + " (usage: lantern " + USAGE + ")");
+        }
+        if (HfRunCommand.isModelFolder(a.positional().getFirst())) {
+            return HfRunCommand.run(a, repeated, out);
         }
         if (ModelFormat.isOnnx(a.positional().getFirst())) {
             return OnnxRunCommand.run(a, repeated, out);

@@ -46,13 +46,15 @@ public final class HfModel {
     private final Family family;
     private final Set<String> tensors;
     private final Builder builder;
+    private final int vocabSize;
 
     /** One family's architecture from its config fields. */
     sealed interface Builder permits Gpt2Builder, LlamaBuilder, BertBuilder {
         Graph build(int batch, int seq, Set<String> tensors, String where);
     }
 
-    private HfModel(Path folder, Family family, Set<String> tensors, Builder builder) {
+    private HfModel(Path folder, Family family, Set<String> tensors, Builder builder, int vocabSize) {
+        this.vocabSize = vocabSize;
         this.folder = folder;
         this.family = family;
         this.tensors = tensors;
@@ -85,9 +87,15 @@ public final class HfModel {
         try (SafetensorsModel m = SafetensorsModel.open(folder)) {
             names = Set.copyOf(new LinkedHashSet<>(m.names()));
         }
-        return new HfModel(folder, family, names, builder);
+        return new HfModel(folder, family, names, builder, c.positive("vocab_size"));
     }
 
+    /** The vocabulary size ({@code vocab_size}): token ids are in [0, vocabSize). */
+    public int vocabSize() {
+        return vocabSize;
+    }
+
+    /** The architecture family config.json names. */
     public Family family() {
         return family;
     }
