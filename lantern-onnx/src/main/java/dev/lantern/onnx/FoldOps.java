@@ -244,4 +244,64 @@ final class FoldOps {
         }
         c.output(0, new HostTensor(data.elemType(), outDims, out));
     }
+
+    /** Host MatMuls worth folding: operands of rank 2 or more and at most 2^24 multiply-adds. */
+    static boolean matmulFoldable(long[] a, long[] b) {
+        if (a.length < 2 || b.length < 2 || a[a.length - 1] != b[b.length - 2]) {
+            return false;
+        }
+        try {
+            long[] batch = HostOps.broadcast(List.of(Arrays.copyOf(a, a.length - 2), Arrays.copyOf(b, b.length - 2)));
+            long work = Math.multiplyExact(Math.multiplyExact(HostTensor.numel(batch), a[a.length - 2]),
+                    Math.multiplyExact(a[a.length - 1], b[b.length - 1]));
+            return work <= 1 << 24;
+        } catch (ArithmeticException | OnnxImportException e) {
+            return false;
+        }
+    }
+
+    /** NumPy matmul of two host values of rank >= 2 (batch axes broadcast), in double, rounded to the type. */
+    static HostTensor matmul(ImportContext c, HostTensor a, HostTensor b) {
+        long[] da = a.dims();
+        long[] db = b.dims();
+        int m = (int) da[da.length - 2];
+        int k = (int) da[da.length - 1];
+        int n = (int) db[db.length - 1];
+        long[] ba = Arrays.copyOf(da, da.length - 2);
+        long[] bb = Arrays.copyOf(db, db.length - 2);
+        long[] batch = HostOps.broadcast(List.of(ba, bb));
+        long[] outDims = Arrays.copyOf(batch, batch.length + 2);
+        outDims[batch.length] = m;
+        outDims[batch.length + 1] = n;
+        double[] out = c.fold.alloc(outDims);
+        long batches = HostTensor.numel(batch);
+        long[] pos = new long[batch.length];
+        for (long t = 0; t < batches; t++) {
+            long offA = batchOffset(pos, ba) * m * k;
+            long offB = batchOffset(pos, bb) * k * n;
+            for (int i = 0; i < m; i++) {
+                for (int j = 0; j < n; j++) {
+                    double acc = 0;
+                    for (int p = 0; p < k; p++) {
+                        acc += a.values()[(int) (offA + (long) i * k + p)] * b.values()[(int) (offB + (long) p * n + j)];
+                    }
+                    out[(int) ((t * m + i) * n + j)] = OnnxTypes.round(a.elemType(), acc);
+                }
+            }
+            for (int d = batch.length - 1; d >= 0 && ++pos[d] == batch[d]; d--) {
+                pos[d] = 0;
+            }
+        }
+        return new HostTensor(a.elemType(), outDims, out);
+    }
+
+    /** The flat batch index in an operand of batch shape {@code dims} (right-aligned, size-1 axes broadcast). */
+    private static long batchOffset(long[] pos, long[] dims) {
+        long off = 0;
+        for (int i = 0; i < dims.length; i++) {
+            long p = pos[pos.length - dims.length + i];
+            off = off * dims[i] + (dims[i] == 1 ? 0 : p);
+        }
+        return off;
+    }
 }
