@@ -341,6 +341,13 @@ final class MovementOps {
      * repeat of the K/V heads is such an Expand).
      */
     static Value broadcastTo(ImportContext c, Value x, long[] in, long[] out) {
+        c.shape(out); // the result's size is checked before any index vector is made
+        for (long d : out) {
+            if (d > c.limits.maxFoldElements()) {
+                throw c.fail("Expand of a run-time tensor to " + Arrays.toString(out) + ": an axis longer than "
+                        + c.limits.maxFoldElements() + " is not supported");
+            }
+        }
         if (in.length < out.length) {
             long[] padded = new long[out.length];
             Arrays.fill(padded, 1);

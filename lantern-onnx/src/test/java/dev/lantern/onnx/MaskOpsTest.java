@@ -166,4 +166,20 @@ class MaskOpsTest {
         IndexOutOfRangeException e = assertThrows(IndexOutOfRangeException.class, () -> run(in));
         assertTrue(e.getMessage().contains("id 2"), e.getMessage());
     }
+
+    @Test
+    void expandingARunTimeTensorAlongAHugeAxisIsRefusedBeforeAllocating() {
+        GraphProto g = GraphProto.newBuilder().setName("huge")
+                .addInput(floatValue("x", 1, 1))
+                .addOutput(floatValue("y", 1, 1 << 30))
+                .addInitializer(Onnx.int64s("target", 1, 1 << 30))
+                .addNode(node("Tanh", "x", "t"))
+                .addNode(node2("Expand", "t", "target", "y"))
+                .build();
+        long before = ((com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean()).getCurrentThreadAllocatedBytes();
+        OnnxImportException e = assertThrows(OnnxImportException.class, () -> OnnxImporter.importModel(Onnx.model(17, g), Map.of()));
+        long allocated = ((com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean()).getCurrentThreadAllocatedBytes() - before;
+        assertTrue(e.getMessage().contains("Expand"), e.getMessage());
+        assertTrue(allocated < 64 << 20, "allocated " + allocated + " bytes");
+    }
 }
