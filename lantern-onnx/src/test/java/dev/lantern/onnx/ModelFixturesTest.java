@@ -139,4 +139,38 @@ class ModelFixturesTest {
         }
         System.out.println(report);
     }
+
+    /**
+     * Another binding of the symbolic batch and sequence: the second row's first 7 tokens (its padding
+     * included, for BERT), imported for shape [1, 7] and checked against ONNX Runtime run live.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"gpt2", "bert", "llama"})
+    void anotherShapeMatchesOnnxRuntime(String family) throws Exception {
+        Path dir = folder(family);
+        Map<String, Tensor> inputs = new HashMap<>();
+        Map<String, long[]> shapes = new HashMap<>();
+        for (var e : npys(dir, "input_").entrySet()) {
+            Tensor full = e.getValue();
+            int seq = full.shape().dim(1);
+            Tensor part = Tensor.allocate(DType.I64, dev.lantern.ir.Shape.of(1, 7));
+            for (int j = 0; j < 7; j++) {
+                part.segment().setAtIndex(ValueLayout.JAVA_LONG, j, full.segment().getAtIndex(ValueLayout.JAVA_LONG, seq + j));
+            }
+            inputs.put(e.getKey(), part);
+            shapes.put(e.getKey(), new long[] {1, 7});
+        }
+        ImportedModel m = OnnxImporter.importFile(dir.resolve("model.onnx"), shapes);
+        Program program = Lantern.compile(m.graph(), CompileOptions.defaults());
+        Map<String, Tensor> got;
+        try (Session session = program.load(Device.cpu(), Weights.of(m.params()), RunMode.COMPILED)) {
+            got = session.run(inputs);
+        }
+        Map<String, double[]> live = ortLive(dir.resolve("model.onnx"), inputs);
+        assertEquals(live.keySet(), got.keySet());
+        for (String name : live.keySet()) {
+            double rel = Runs.relErr(got.get(name).toDoubles(), live.get(name));
+            assertTrue(rel <= TOLERANCE, family + " [1, 7] " + name + ": Lantern vs ONNX Runtime " + rel);
+        }
+    }
 }
