@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * Ops whose results are known at import time once the input shapes are bound: constants, Shape and Size,
- * ConstantOfShape, Range, Trilu. Exporters build masks and reshape targets from them; folding them leaves
+ * ConstantOfShape, Range, Trilu, CumSum, GatherElements, GatherND. Exporters build masks and reshape targets from them; folding them leaves
  * the Lantern graph with static shapes only.
  */
 final class FoldOps {
@@ -24,6 +24,7 @@ final class FoldOps {
         t.put("Trilu", FoldOps::trilu);
         t.put("CumSum", FoldOps::cumSum);
         t.put("GatherElements", FoldOps::gatherElements);
+        t.put("GatherND", FoldOps::gatherNd);
         t.put("ReduceMean", c -> {
             throw ElementwiseOps.unsupported(c, "(outside a recognised LayerNorm or RMSNorm pattern)");
         });
@@ -200,5 +201,107 @@ final class FoldOps {
             }
         }
         c.output(0, new HostTensor(data.elemType(), id, out));
+    }
+
+    /**
+     * GatherND on host values: the last axis of the indices (length m) picks data[batch..., i0, ..., im-1, :].
+     * The dynamo exporter writes it in transformers' packed-sequence check, over position ids derived from shapes.
+     */
+    private static void gatherNd(ImportContext c) {
+        if (!c.allHost()) {
+            throw ElementwiseOps.unsupported(c, "on a run-time tensor");
+        }
+        HostTensor data = c.host(0);
+        HostTensor idx = c.host(1);
+        long[] d = data.dims();
+        long[] id = idx.dims();
+        int b = (int) Attributes.getInt(c, "batch_dims", 0);
+        int m = id.length == 0 ? -1 : (int) id[id.length - 1];
+        if (b < 0 || id.length < 1 || b >= id.length || m < 1 || b + m > d.length
+                || !Arrays.equals(Arrays.copyOf(d, b), Arrays.copyOf(id, b))) {
+            throw c.fail("indices " + Arrays.toString(id) + " with batch_dims " + b + " do not fit data " + Arrays.toString(d));
+        }
+        long[] outDims = new long[id.length - 1 + d.length - b - m];
+        System.arraycopy(id, 0, outDims, 0, id.length - 1);
+        System.arraycopy(d, b + m, outDims, id.length - 1, d.length - b - m);
+        long inner = HostTensor.numel(Arrays.copyOfRange(d, b + m, d.length));
+        long perBatchData = HostTensor.numel(Arrays.copyOfRange(d, b, d.length));
+        long perBatchTuples = HostTensor.numel(Arrays.copyOfRange(id, b, id.length - 1));
+        double[] out = c.fold.alloc(outDims);
+        long tuples = HostTensor.numel(Arrays.copyOf(id, id.length - 1));
+        for (long t = 0; t < tuples; t++) {
+            long off = (t / perBatchTuples) * perBatchData;
+            for (int k = 0; k < m; k++) {
+                long v = (long) idx.values()[(int) (t * m + k)];
+                long dim = d[b + k];
+                long at = v < 0 ? v + dim : v;
+                if (at < 0 || at >= dim) {
+                    throw c.fail("index " + v + " is outside axis " + (b + k) + " of " + Arrays.toString(d));
+                }
+                off = off + at * HostTensor.numel(Arrays.copyOfRange(d, b + k + 1, d.length));
+            }
+            System.arraycopy(data.values(), (int) off, out, (int) (t * inner), (int) inner);
+        }
+        c.output(0, new HostTensor(data.elemType(), outDims, out));
+    }
+
+    /** Host MatMuls worth folding: operands of rank 2 or more and at most 2^24 multiply-adds. */
+    static boolean matmulFoldable(long[] a, long[] b) {
+        if (a.length < 2 || b.length < 2 || a[a.length - 1] != b[b.length - 2]) {
+            return false;
+        }
+        try {
+            long[] batch = HostOps.broadcast(List.of(Arrays.copyOf(a, a.length - 2), Arrays.copyOf(b, b.length - 2)));
+            long work = Math.multiplyExact(Math.multiplyExact(HostTensor.numel(batch), a[a.length - 2]),
+                    Math.multiplyExact(a[a.length - 1], b[b.length - 1]));
+            return work <= 1 << 24;
+        } catch (ArithmeticException | OnnxImportException e) {
+            return false;
+        }
+    }
+
+    /** NumPy matmul of two host values of rank >= 2 (batch axes broadcast), in double, rounded to the type. */
+    static HostTensor matmul(ImportContext c, HostTensor a, HostTensor b) {
+        long[] da = a.dims();
+        long[] db = b.dims();
+        int m = (int) da[da.length - 2];
+        int k = (int) da[da.length - 1];
+        int n = (int) db[db.length - 1];
+        long[] ba = Arrays.copyOf(da, da.length - 2);
+        long[] bb = Arrays.copyOf(db, db.length - 2);
+        long[] batch = HostOps.broadcast(List.of(ba, bb));
+        long[] outDims = Arrays.copyOf(batch, batch.length + 2);
+        outDims[batch.length] = m;
+        outDims[batch.length + 1] = n;
+        double[] out = c.fold.alloc(outDims);
+        long batches = HostTensor.numel(batch);
+        long[] pos = new long[batch.length];
+        for (long t = 0; t < batches; t++) {
+            long offA = batchOffset(pos, ba) * m * k;
+            long offB = batchOffset(pos, bb) * k * n;
+            for (int i = 0; i < m; i++) {
+                for (int j = 0; j < n; j++) {
+                    double acc = 0;
+                    for (int p = 0; p < k; p++) {
+                        acc += a.values()[(int) (offA + (long) i * k + p)] * b.values()[(int) (offB + (long) p * n + j)];
+                    }
+                    out[(int) ((t * m + i) * n + j)] = OnnxTypes.round(a.elemType(), acc);
+                }
+            }
+            for (int d = batch.length - 1; d >= 0 && ++pos[d] == batch[d]; d--) {
+                pos[d] = 0;
+            }
+        }
+        return new HostTensor(a.elemType(), outDims, out);
+    }
+
+    /** The flat batch index in an operand of batch shape {@code dims} (right-aligned, size-1 axes broadcast). */
+    private static long batchOffset(long[] pos, long[] dims) {
+        long off = 0;
+        for (int i = 0; i < dims.length; i++) {
+            long p = pos[pos.length - dims.length + i];
+            off = off * dims[i] + (dims[i] == 1 ? 0 : p);
+        }
+        return off;
     }
 }

@@ -330,10 +330,37 @@ final class MovementOps {
         long[] out = HostOps.broadcast(List.of(in, target));
         if (c.isHost(0)) {
             c.output(0, c.fold.mapTo(List.of(c.host(0)), out, c.host(0).elemType(), v -> v[0]));
-        } else if (Arrays.equals(in, out)) {
-            c.output(0, c.run(0));
         } else {
-            throw ElementwiseOps.unsupported(c, "broadcasting a run-time tensor");
+            c.output(0, broadcastTo(c, c.run(0), in, out));
         }
+    }
+
+    /**
+     * A run-time tensor broadcast to {@code out} with existing ops: unit axes are prepended by a reshape, then
+     * each axis of size 1 that grows to n is a gather of n zero indices along it (grouped-query attention's
+     * repeat of the K/V heads is such an Expand).
+     */
+    static Value broadcastTo(ImportContext c, Value x, long[] in, long[] out) {
+        c.shape(out); // the result's size is checked before any index vector is made
+        for (long d : out) {
+            if (d > c.limits.maxFoldElements()) {
+                throw c.fail("Expand of a run-time tensor to " + Arrays.toString(out) + ": an axis longer than "
+                        + c.limits.maxFoldElements() + " is not supported");
+            }
+        }
+        if (in.length < out.length) {
+            long[] padded = new long[out.length];
+            Arrays.fill(padded, 1);
+            System.arraycopy(in, 0, padded, out.length - in.length, in.length);
+            x = c.builder.reshape(x, c.shape(padded).dims());
+            in = padded;
+        }
+        for (int axis = 0; axis < out.length; axis++) {
+            if (in[axis] != out[axis]) {
+                Value zeros = c.runHost("expand" + axis, HostTensor.vector(OnnxTypes.INT64, new long[(int) out[axis]]));
+                x = c.op(Op.GATHER, Attrs.of("axis", axis), x, zeros);
+            }
+        }
+        return x;
     }
 }

@@ -25,6 +25,11 @@ final class NnOps {
 
     /** NumPy matmul: a 1-D operand gains a unit axis for the product and loses it after. */
     private static void matmul(ImportContext c) {
+        if (c.allHost() && FoldOps.matmulFoldable(c.dimsOf(0), c.dimsOf(1))) {
+            // LLaMA's rotary angles: inv_freq (a weight) times the positions (from the shapes), folded
+            c.output(0, FoldOps.matmul(c, c.host(0), c.host(1)));
+            return;
+        }
         Value a = c.run(0);
         Value b = c.run(1);
         int ra = a.shape().rank();

@@ -85,7 +85,8 @@ public final class OnnxImporter {
         }
         Graph graph;
         try {
-            graph = builder.build(outs.toArray(Value[]::new));
+            graph = OutputNames.apply(builder.build(outs.toArray(Value[]::new)),
+                    g.getOutputList().stream().map(ValueInfoProto::getName).toList());
         } catch (IllegalArgumentException e) { // two ONNX names that sanitise to one SSA name
             throw new OnnxImportException("graph: " + e.getMessage(), e);
         }

@@ -20,6 +20,7 @@ final class OpImporters {
         NnOps.register(t);
         MovementOps.register(t);
         FoldOps.register(t);
+        MaskOps.register(t); // wraps And, Where and GatherND of the tables above
         return Map.copyOf(t);
     }
 
