@@ -59,7 +59,15 @@ final class CompileCommand {
         CompileOptions options = CompileOptions.defaults().withAmp(amp).withTarget(device.target());
         String shapes = "";
         CompiledModel m;
-        if (ModelFormat.isOnnx(file)) {
+        if (HfRunCommand.isModelFolder(file)) {
+            if (!repeated.get("shape").isEmpty()) {
+                throw new UsageException("compile: --shape applies to ONNX models; a model folder takes --batch and --seq");
+            }
+            int batch = a.getInt("compile", "batch", 1, 1, 1 << 20);
+            int seq = a.getInt("compile", "seq", 8, 1, 1 << 20);
+            m = Lantern.compile(dev.lantern.frontend.hf.HfModel.open(Path.of(file)).graph(batch, seq), options).model();
+            shapes = ", batch " + batch + ", seq " + seq;
+        } else if (ModelFormat.isOnnx(file)) {
             OnnxModel model = OnnxModel.open(Path.of(file), options);
             Long batch = a.get("batch", null) == null ? null : (long) a.getInt("compile", "batch", 1, 1, Integer.MAX_VALUE);
             Long seq = a.get("seq", null) == null ? null : (long) a.getInt("compile", "seq", 1, 1, Integer.MAX_VALUE);

@@ -136,14 +136,15 @@ final class BufferMap implements AutoCloseable {
     long room(Buf b, long address) {
         return switch (b.kind()) {
             case TRANSIENT -> transientArea.address() + transientArea.size() - address;
-            case SCRATCH -> scratch.get(b.name()).size();
+            case SCRATCH -> scratch.get(b.name()).address() + scratch.get(b.name()).size() - address;
             case VALUE -> {
                 Allocation a = values.get(b.name());
                 if (a != null) {
                     yield a.address() + a.size() - address;
                 }
                 MemoryPlan.Placement p = placements.get(b.name());
-                yield p == null || arena == null ? 0 : Math.min(p.buffer().bytes(), arena.address() + arena.size() - address);
+                yield p == null || arena == null ? 0
+                        : Math.min(arena.address() + p.offset() + p.buffer().bytes(), arena.address() + arena.size()) - address;
             }
         };
     }

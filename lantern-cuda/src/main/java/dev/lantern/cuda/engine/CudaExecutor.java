@@ -71,6 +71,17 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
         for (Node n : program.model().graph().inputs()) {
             buffers.persistentValue(n.name(), n.type().contiguous().bytes());
         }
+        for (Node n : program.model().graph().nodes()) {
+            if (n.op() == dev.lantern.ir.Op.CONSTANT) {
+                // a constant is a scalar filled over its shape: made on the host once, uploaded like a parameter
+                Tensor c = Tensor.allocate(n.type().contiguous());
+                float v = (float) n.attrs().getDouble("value", 0);
+                for (long i = 0; i < c.numel(); i++) {
+                    c.set(i, v);
+                }
+                upload(buffers.persistentValue(n.name(), n.type().contiguous().bytes()), c, n.type().contiguous());
+            }
+        }
         use(program);
         stream.synchronize();
     }

@@ -31,6 +31,8 @@ final class CudaProgramSession implements Session {
     private final CudaDevice gpu;
     private final CudaSession session;
     private final Map<String, Long> fallbacks = new HashMap<>();
+    /** Inputs that a gather reads as ids, by input name, with the rows of the table they index. */
+    private final Map<String, Long> idInputs = new HashMap<>();
     private long forwards;
     private boolean closed;
 
@@ -39,6 +41,15 @@ final class CudaProgramSession implements Session {
         this.device = device;
         this.mode = mode;
         CompiledModel model = program.model("cuda", mode.fused());
+        for (dev.lantern.kernel.Kernel k : model.kernels()) {
+            if (k.node().op() == dev.lantern.ir.Op.GATHER && k.inputs().get(1).origin() == dev.lantern.kernel.Operand.Origin.INPUT) {
+                dev.lantern.kernel.Operand table = k.inputs().getFirst();
+                int rank = table.shape().rank();
+                int axis = k.node().attrs().getInt("axis", 0);
+                long rows = table.shape().dim(axis < 0 ? axis + rank : axis);
+                idInputs.merge(Bindings.name(model.graph().node(k.inputs().get(1).storage())), rows, Math::min);
+            }
+        }
         this.gpu = CudaDevice.open(device.index());
         try {
             CudaSession.Options o = switch (mode) {
@@ -73,7 +84,19 @@ final class CudaProgramSession implements Session {
         if (closed) {
             throw new LanternException("session on " + device + " is closed");
         }
-        session.setInputs(Bindings.inputs(session.model().graph(), inputs));
+        Map<String, Tensor> bound = Bindings.inputs(session.model().graph(), inputs);
+        // the GPU's gather never reads outside its table (a bad id's row is NaN): ids the caller gives
+        // are checked here first, so they fail as on the CPU, with a typed error naming the id
+        idInputs.forEach((name, rows) -> {
+            Tensor ids = bound.get(name);
+            for (long i = 0; i < ids.numel(); i++) {
+                long id = ids.dtype() == dev.lantern.ir.DType.I64
+                        ? ids.segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, i)
+                        : ids.segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, i);
+                dev.lantern.ir.IndexOutOfRangeException.wrap(id, rows, i, "input '" + name + "'");
+            }
+        });
+        session.setInputs(bound);
         if (mode == RunMode.GRAPH) {
             long before = session.forwardStats().graphEagerRuns();
             session.forwardGraph();

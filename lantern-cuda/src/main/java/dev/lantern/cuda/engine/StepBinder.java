@@ -81,7 +81,7 @@ final class StepBinder {
         Object[] a = new Object[args.size()];
         for (int i = 0; i < a.length; i++) {
             a[i] = switch (args.get(i)) {
-                case Step.Ptr p -> bound(step, LaunchContract.operand(step, i), p.buf(), p.extent(),
+                case Step.Ptr p -> bound(step, LaunchContract.operand(step, i), p.buf(), p.offset(), p.extent(),
                         src.requiresAligned16() ? 16 : 1);
                 case Step.I64 v -> v.v();
                 case Step.I32 v -> v.v();
@@ -98,7 +98,12 @@ final class StepBinder {
 
     /** {@code b}'s address, after checking that its memory holds {@code extent} bytes with {@code alignment}. */
     private long bound(Step step, String operand, Buf b, long extent, long alignment) {
-        long address = buffers.address(b);
+        return bound(step, operand, b, 0, extent, alignment);
+    }
+
+    /** As above, {@code offset} bytes into {@code b}. */
+    private long bound(Step step, String operand, Buf b, long offset, long extent, long alignment) {
+        long address = buffers.address(b) + offset;
         contract(step, operand, address, buffers.room(b, address), extent, alignment);
         return address;
     }

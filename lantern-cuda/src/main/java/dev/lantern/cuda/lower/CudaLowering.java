@@ -39,6 +39,10 @@ public final class CudaLowering {
         TABLE.put(Op.ROPE, new RopeLowerer());
         TABLE.put(Op.PERMUTE, copy);
         TABLE.put(Op.RESHAPE, copy);
+        KernelLowerer movement = new MovementLowerer();
+        TABLE.put(Op.SLICE, movement);
+        TABLE.put(Op.CONCAT, movement);
+        TABLE.put(Op.GATHER, movement);
         KernelLowerer elementwise = new ElementwiseLowerer();
         for (Op op : Op.values()) {
             if (op.isElementwise()) {

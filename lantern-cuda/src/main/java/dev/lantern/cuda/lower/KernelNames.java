@@ -5,6 +5,8 @@ import dev.lantern.cuda.codegen.CastSpec;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
 import dev.lantern.cuda.codegen.ElementwiseSpec;
+import dev.lantern.cuda.codegen.GatherSpec;
+import dev.lantern.cuda.codegen.StridedCopySpec;
 import dev.lantern.cuda.codegen.KernelSpec;
 import dev.lantern.cuda.codegen.NormSpec;
 import dev.lantern.cuda.codegen.PermuteSpec;
@@ -37,6 +39,8 @@ public final class KernelNames {
             case RopeSpec x -> new RopeSpec(n, x.rows(), x.seq(), x.headDim(), x.base(), x.offset(), x.interleaved(), x.inDtype(),
                     x.outDtype(), x.input());
             case PermuteSpec x -> new PermuteSpec(n, x.inShape(), x.perm(), x.dtype());
+            case StridedCopySpec x -> new StridedCopySpec(n, x.shape(), x.srcStrides(), x.dstStrides(), x.dtype());
+            case GatherSpec x -> new GatherSpec(n, x.outer(), x.count(), x.rows(), x.inner(), x.dtype(), x.idsType());
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
                     x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys());
         };

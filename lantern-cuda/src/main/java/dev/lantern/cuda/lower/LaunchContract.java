@@ -55,8 +55,8 @@ public final class LaunchContract {
                 case Step.Launch l -> {
                     int p = 0;
                     for (Step.Arg a : l.args()) {
-                        if (a instanceof Step.Ptr ptr && ptr.extent() > ptr.buf().bytes()) {
-                            throw violation(model, i, s, operand(l, p), ptr.buf() + " reaches " + ptr.extent()
+                        if (a instanceof Step.Ptr ptr && ptr.offset() + ptr.extent() > ptr.buf().bytes()) {
+                            throw violation(model, i, s, operand(l, p), ptr.buf() + " reaches " + (ptr.offset() + ptr.extent())
                                     + " bytes, the buffer holds " + ptr.buf().bytes());
                         }
                         p++;

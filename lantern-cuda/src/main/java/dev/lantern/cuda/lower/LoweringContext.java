@@ -57,11 +57,8 @@ final class LoweringContext {
         return tuned.apply(spec);
     }
 
-    /** Operand {@code o} as a kernel reads it: its storage's buffer, at its strides. */
+    /** Operand {@code o} as a kernel reads it: its storage's buffer (constants are uploaded by the executor), at its strides. */
     View view(Operand o) {
-        if (o.origin() == Operand.Origin.CONSTANT) {
-            throw new CodegenException("constant operands (%" + o.storage() + ") are not supported on CUDA yet");
-        }
         return new View(Buf.value(o.storage(), o.storageBytes()), o.dtype(), o.shape(), o.strides());
     }
 

@@ -17,19 +17,25 @@ public sealed interface Step permits Step.Launch, Step.Gemm {
     sealed interface Arg permits Ptr, I64, I32, F32 {}
 
     /**
-     * A buffer's address; {@code extent}: how many bytes from it the kernel may touch (checked
-     * against the buffer by the {@link LaunchContract}).
+     * A buffer's address, {@code offset} bytes in; {@code extent}: how many bytes from there the kernel
+     * may touch (checked against the buffer by the {@link LaunchContract}). A slice reads at an offset,
+     * a concat writes each input at one.
      */
-    record Ptr(Buf buf, long extent) implements Arg {
+    record Ptr(Buf buf, long extent, long offset) implements Arg {
         public Ptr {
-            if (extent < 0) {
-                throw new IllegalArgumentException("negative extent " + extent + " of " + buf);
+            if (extent < 0 || offset < 0) {
+                throw new IllegalArgumentException("negative extent " + extent + " or offset " + offset + " of " + buf);
             }
+        }
+
+        /** From the buffer's start. */
+        public Ptr(Buf buf, long extent) {
+            this(buf, extent, 0);
         }
 
         /** The whole buffer. */
         public Ptr(Buf buf) {
-            this(buf, buf.bytes());
+            this(buf, buf.bytes(), 0);
         }
     }
 

@@ -49,7 +49,7 @@ public final class StepText {
                         .append(" shared ").append(lc.dynamicSharedBytes()).append(" args");
                 for (Step.Arg a : l.args()) {
                     b.append(' ').append(switch (a) {
-                        case Step.Ptr p -> p.buf() + "(" + p.extent() + ")";
+                        case Step.Ptr p -> p.buf() + (p.offset() == 0 ? "" : "+" + p.offset()) + "(" + p.extent() + ")";
                         case Step.I64 v -> v.v() + "L";
                         case Step.I32 v -> Integer.toString(v.v());
                         case Step.F32 v -> v.v() + "f";

@@ -43,7 +43,7 @@ final class TransientPlacement {
                 case Step.Launch l -> {
                     List<Step.Arg> args = new ArrayList<>();
                     for (Step.Arg a : l.args()) {
-                        args.add(a instanceof Step.Ptr p ? new Step.Ptr(placed(p.buf(), offset), p.extent()) : a);
+                        args.add(a instanceof Step.Ptr p ? new Step.Ptr(placed(p.buf(), offset), p.extent(), p.offset()) : a);
                     }
                     yield new Step.Launch(l.kernel(), l.spec(), l.source(), args);
                 }

@@ -174,18 +174,18 @@ public class CudaLoweringTest {
         lower(odd, false);
     }
 
-    /** gather has no CUDA kernel yet: lowering refuses it with a typed error naming the op, not a crash. */
+    /** gather (an embedding) lowers to the gather kernel (it was refused by name before the model issue). */
     @Test
-    void gatherIsRefusedByName() {
+    void gatherLowersToTheGatherKernel() {
         var b = new dev.lantern.frontend.GraphBuilder("embed");
         var table = b.param("wte", dev.lantern.ir.TensorType.of(DType.BF16, 50, 64), dev.lantern.frontend.ParamInit.normal(1f));
         var ids = b.input("ids", dev.lantern.ir.TensorType.of(DType.I64, 2, 8));
         var h = b.op(dev.lantern.ir.Op.GATHER, dev.lantern.ir.Attrs.of("axis", 0), table, ids);
         var g = b.build(b.matmul(h, b.param("w", dev.lantern.ir.TensorType.of(DType.BF16, 64, 32), dev.lantern.frontend.ParamInit.normal(1f))));
         var model = Compiler.compile(g, CompileOptions.defaults().withTarget("cuda"));
-        var e = org.junit.jupiter.api.Assertions.assertThrows(dev.lantern.cuda.codegen.CodegenException.class,
-                () -> CudaLowering.lower(model, CudaTarget.H200));
-        assertTrue(e.getMessage().contains("no CUDA kernel computes gather"), e.getMessage());
+        assertTrue(CudaLowering.lower(model, CudaTarget.H200).steps().stream()
+                .anyMatch(s -> s instanceof Step.Launch x && x.spec() instanceof dev.lantern.cuda.codegen.GatherSpec));
+
     }
 
     @Test
