@@ -21,10 +21,19 @@ final class BenchCommand {
     private BenchCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("bench", argv, Set.of("json", "no-tune"), Set.of("config", "shape", "device", "seed"));
+        Args a = Args.parse("bench", argv, Set.of("json", "no-tune"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq"));
         List<String> what = a.positional();
-        if (what.size() != 1 || !(what.getFirst().equals("macro") || what.getFirst().equals("micro"))) {
-            throw new UsageException("bench: expected 'macro --config NAME|--shape B,S,H,N,M' or 'micro' [--device cuda] [--json]");
+        if (what.size() != 1 || !(what.getFirst().equals("macro") || what.getFirst().equals("micro") || what.getFirst().equals("model"))) {
+            throw new UsageException("bench: expected 'macro --config NAME|--shape B,S,H,N,M', 'micro' or 'model --model DIR "
+                    + "--batch B --seq S' [--device cuda] [--json]");
+        }
+        if (what.getFirst().equals("model")) {
+            return model(a, out, err);
+        }
+        for (String modelOnly : List.of("model", "batch", "seq")) {
+            if (a.get(modelOnly, null) != null) {
+                throw new UsageException("bench: --" + modelOnly + " applies to bench model only");
+            }
         }
         String device = a.get("device", "cuda");
         if (!device.equals("cuda")) {
@@ -65,6 +74,27 @@ final class BenchCommand {
                     bench.macro(c, seed);
                 }
             }
+        }
+        return 0;
+    }
+
+    /** {@code bench model --model DIR --batch B --seq S}: a Hugging Face folder's prefill on GPU 0 (ModelBench). */
+    private static int model(Args a, PrintStream out, PrintStream err) {
+        String dir = a.get("model", null);
+        if (dir == null || !HfRunCommand.isModelFolder(dir)) {
+            throw new UsageException("bench model: --model takes a Hugging Face folder (config.json + safetensors), found '" + dir + "'");
+        }
+        int batch = a.getInt("bench", "batch", 8, 1, 1 << 16);
+        int seq = a.getInt("bench", "seq", 512, 1, 1 << 20);
+        if (CudaDevice.count() < 1) {
+            err.println("lantern bench: no CUDA device (driver or GPU not found); bench needs --device cuda");
+            return 2;
+        }
+        Consumer<String> emit = a.flag("json") ? out::println : line -> out.println(human(line));
+        Consumer<String> progress = System.console() != null ? m -> err.println("[bench] " + m) : m -> { };
+        TuneCache tune = a.flag("no-tune") ? TuneCache.none() : new TuneCache(TuneCache.defaultFile());
+        try (CudaDevice dev = CudaDevice.open(0)) {
+            new CudaBench(dev, emit, progress, tune).model(java.nio.file.Path.of(dir), batch, seq, a.getLong("bench", "seed", 42));
         }
         return 0;
     }

@@ -180,6 +180,11 @@ public final class CudaBench {
         return EventTiming.medianMs(device, s, work, warm, iters);
     }
 
+    /** The tune cache the sessions share. */
+    TuneCache tune() {
+        return tune;
+    }
+
     void record(String name, String impl, double ms, String rateKey, double rate, long peakBytes, Map<String, Object> extra) {
         StringBuilder b = new StringBuilder();
         b.append("{\"case\": \"").append(name).append("\", \"impl\": \"").append(impl).append("\", ");
@@ -207,6 +212,11 @@ public final class CudaBench {
                 return json;
             }
         };
+    }
+
+    /** Timing of a Hugging Face folder's prefill ({@link ModelBench}). */
+    public void model(java.nio.file.Path dir, int batch, int seq, long seed) {
+        ModelBench.run(this, device, dir, batch, seq, seed, progress);
     }
 
     static double round(double v, int digits) {

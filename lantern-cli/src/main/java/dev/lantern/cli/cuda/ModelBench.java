@@ -1,0 +1,93 @@
+package dev.lantern.cli.cuda;
+
+import dev.lantern.Bindings;
+import dev.lantern.Weights;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.engine.CudaSession;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledModel;
+import dev.lantern.engine.Compiler;
+import dev.lantern.frontend.hf.HfModel;
+import dev.lantern.ir.DType;
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Shape;
+import dev.lantern.runtime.GraphPolicy;
+import dev.lantern.tensor.Philox;
+import dev.lantern.tensor.Tensor;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * {@code lantern bench model --model DIR --batch B --seq S}: the prefill (one forward over B × S
+ * tokens) of a Hugging Face folder (GPT-2, LLaMA, BERT; {@link HfModel}) on GPU 0 in bf16 AMP,
+ * compiled, compiled + graph replay and eager, timed with CUDA events as {@code bench macro} times
+ * the blocks (the same warm-up), with the checkpoint's own weights. Records in torch_ref.py's form,
+ * case {@code <folder>_b<B>_s<S>}, rate {@code tok_s} (tokens per second).
+ */
+final class ModelBench {
+    private ModelBench() {}
+
+    static void run(CudaBench bench, CudaDevice device, Path dir, int batch, int seq, long seed, Consumer<String> progress) {
+        HfModel model = HfModel.open(dir);
+        Graph g = model.graph(batch, seq);
+        CompileOptions options = CompileOptions.defaults().withTarget("cuda").withAmp(CompileOptions.Amp.BF16);
+        progress.accept("model " + dir.getFileName() + ": compiling");
+        CompiledModel compiled = Compiler.compile(g, options);
+        CompiledModel eager = Compiler.compile(g, options.withFuse(false));
+        Map<String, Tensor> params;
+        Map<String, Tensor> eagerParams;
+        try (Weights w = model.weights()) {
+            params = Bindings.parameters(compiled.graph(), w);
+            eagerParams = Bindings.parameters(eager.graph(), w);
+        }
+        Map<String, Tensor> inputs = inputs(g, model.vocabSize(), seed);
+        String name = dir.getFileName() + "_b" + batch + "_s" + seq;
+        double tokens = (double) batch * seq;
+        int iters = 10;
+        try (CudaSession s = CudaSession.open(device, compiled, params, CudaSession.Options.compiled().withAutotune(bench.tune()))) {
+            s.setInputs(inputs);
+            progress.accept("model " + name + ": autotuning");
+            s.autotune();
+            double ms = s.timeMs(s::forward, CudaBench.WARMUP, iters);
+            Map<String, Object> x = new LinkedHashMap<>();
+            x.put("kernels", s.model().kernels().size());
+            x.put("device_ops", s.deviceOps());
+            bench.record(name, "lantern", ms, "tok_s", tokens / ms * 1e3, s.peakBytes(), x);
+        }
+        try (CudaSession gs = CudaSession.open(device, compiled, params,
+                CudaSession.Options.compiled().withPolicy(GraphPolicy.PREFER).withAutotune(bench.tune()))) {
+            gs.setInputs(inputs);
+            double ms = gs.timeMs(gs::forwardGraph, CudaBench.WARMUP, iters);
+            Map<String, Object> x = new LinkedHashMap<>();
+            x.put("graph_hit_pct", CudaBench.round(gs.forwardStats().graphHitPct(), 2));
+            bench.record(name, "lantern-graph", ms, "tok_s", tokens / ms * 1e3, gs.peakBytes(), x);
+        }
+        try (CudaSession e = CudaSession.open(device, eager, eagerParams, CudaSession.Options.eager())) {
+            e.setInputs(inputs);
+            double ms = e.timeMs(e::forward, CudaBench.WARMUP, iters);
+            bench.record(name, "lantern-eager", ms, "tok_s", tokens / ms * 1e3, e.peakBytes(), Map.of("kernels", e.model().kernels().size()));
+        }
+    }
+
+    /** Token ids drawn in [0, vocab) from {@code seed}; masks ones, token types zeros. */
+    static Map<String, Tensor> inputs(Graph g, int vocab, long seed) {
+        Map<String, Tensor> m = new LinkedHashMap<>();
+        for (Node n : g.inputs()) {
+            String name = Bindings.name(n);
+            Shape s = n.type().shape();
+            Tensor t = Tensor.allocate(DType.I64, s);
+            long key = Philox.key(seed, "input:" + name);
+            for (long i = 0; i < t.numel(); i++) {
+                long v = name.equals("input_ids") ? Math.min(vocab - 1, (long) (Philox.uniform(key, i) * vocab))
+                        : name.contains("mask") ? 1 : 0;
+                t.segment().setAtIndex(ValueLayout.JAVA_LONG, i, v);
+            }
+            m.put(name, t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype()));
+        }
+        return m;
+    }
+}
