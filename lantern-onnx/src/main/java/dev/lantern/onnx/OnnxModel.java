@@ -215,7 +215,8 @@ public final class OnnxModel {
         GraphProto g = proto.getGraph();
         Set<String> ids = new HashSet<>(Set.of(input));
         for (NodeProto n : g.getNodeList()) { // nodes are in order, so a Cast is seen before its readers
-            if (n.getDomain().isEmpty() && (n.getOpType().equals("Cast") || n.getOpType().equals("Identity"))
+            // the ids' own values through casts and reshapes (the dynamo exporter views them [-1] first)
+            if (n.getDomain().isEmpty() && Set.of("Cast", "Identity", "Reshape", "Flatten", "Unsqueeze", "Squeeze").contains(n.getOpType())
                     && n.getInputCount() > 0 && ids.contains(n.getInput(0)) && n.getOutputCount() > 0) {
                 ids.add(n.getOutput(0));
             }
