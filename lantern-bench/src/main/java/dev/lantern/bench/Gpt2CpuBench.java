@@ -57,6 +57,7 @@ public final class Gpt2CpuBench {
         int warmups = args.length > 5 ? Integer.parseInt(args[5]) : 5;
         int threads = CpuConfig.THREADS;
 
+        String loadStart = loadAverage();
         // The model as exported first: whether Lantern imports it is part of the finding.
         String exportedError = modelFile.equals("model.onnx") ? null : importError(dir.resolve("model.onnx"));
 
@@ -102,6 +103,8 @@ public final class Gpt2CpuBench {
         field(j, "warmup_runs", String.valueOf(warmups));
         field(j, "timed_runs", String.valueOf(runs));
         field(j, "timing", str("interleaved run by run, order swapped each round; medians of wall time per forward"));
+        field(j, "loadavg_start", str(loadStart));
+        field(j, "loadavg_end", str(loadAverage()));
         field(j, "max_rel_err", String.valueOf(MAX_REL_ERR));
         field(j, "valid", String.valueOf(allValid));
         j.append("  \"batches\": [\n    ").append(String.join(",\n    ", rows)).append("\n  ]\n}\n");
@@ -110,13 +113,14 @@ public final class Gpt2CpuBench {
         System.out.print(j);
     }
 
-    record Row(double lanternMs, double ortMs, double relErr, boolean valid) {
+    /** Medians (the figures) and minima (less sensitive to other load on a shared machine) in ms. */
+    record Row(double lanternMs, double ortMs, double lanternMinMs, double ortMinMs, double relErr, boolean valid) {
         String json(int batch) {
             double tokens = (double) batch * SEQ;
             return String.format(Locale.ROOT, "{\"batch\": %d, \"seq\": %d, \"lantern_ms\": %.3f, \"ort_ms\": %.3f, "
                             + "\"ratio_ort_over_lantern\": %.4f, \"lantern_tokens_per_s\": %.1f, \"ort_tokens_per_s\": %.1f, "
-                            + "\"rel_err\": %.3e, \"valid\": %b}",
-                    batch, SEQ, lanternMs, ortMs, ortMs / lanternMs, tokens / lanternMs * 1e3, tokens / ortMs * 1e3, relErr, valid);
+                            + "\"lantern_min_ms\": %.3f, \"ort_min_ms\": %.3f, \"rel_err\": %.3e, \"valid\": %b}",
+                    batch, SEQ, lanternMs, ortMs, ortMs / lanternMs, tokens / lanternMs * 1e3, tokens / ortMs * 1e3, lanternMinMs, ortMinMs, relErr, valid);
         }
     }
 
@@ -169,7 +173,8 @@ public final class Gpt2CpuBench {
                 }
                 rel = Math.sqrt(num / den);
             }
-            return new Row(median(lt), median(ot), rel, rel <= MAX_REL_ERR);
+            return new Row(median(lt), median(ot), Arrays.stream(lt).min().orElseThrow(), Arrays.stream(ot).min().orElseThrow(), rel,
+                    rel <= MAX_REL_ERR);
         }
     }
 
@@ -202,6 +207,16 @@ public final class Gpt2CpuBench {
                     .map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst().orElse("unknown");
         } catch (IOException e) {
             return "unknown (" + e.getMessage() + ")";
+        }
+    }
+
+    /** /proc/loadavg's 1, 5 and 15 minute figures: how busy the machine was beside the benchmark. */
+    private static String loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (IOException e) {
+            return "unknown";
         }
     }
 
