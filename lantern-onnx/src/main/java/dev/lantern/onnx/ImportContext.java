@@ -122,6 +122,22 @@ final class ImportContext {
         return hasInput(i) && !(val(inputName(i)) instanceof Val.Run);
     }
 
+    /**
+     * Whether input {@code i} is known at import time AND small enough to compute with there
+     * ({@code maxFoldElements}): a large weight (a tied LM head read through a Transpose) stays a
+     * parameter and the op runs on it at run time instead of being refused.
+     */
+    boolean foldable(int i) {
+        if (!isHost(i)) {
+            return false;
+        }
+        long n = 1;
+        for (long d : dimsOf(i)) {
+            n = Math.multiplyExact(n, Math.max(d, 0));
+        }
+        return n <= limits.maxFoldElements();
+    }
+
     boolean allHost() {
         for (int i = 0; i < node.getInputCount(); i++) {
             if (hasInput(i) && !isHost(i)) {

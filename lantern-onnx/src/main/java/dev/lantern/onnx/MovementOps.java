@@ -36,7 +36,7 @@ final class MovementOps {
         if (n != TensorDecoder.checkShape(in, c.limits, c.where() + ": input shape")) {
             throw c.fail("cannot reshape " + Arrays.toString(in) + " to " + Arrays.toString(dims));
         }
-        if (c.isHost(0)) {
+        if (c.foldable(0)) {
             c.output(0, c.host(0).withDims(dims));
             return;
         }
@@ -157,7 +157,7 @@ final class MovementOps {
             }
             seen[perm[i]] = true;
         }
-        if (c.isHost(0)) {
+        if (c.foldable(0)) {
             c.output(0, c.fold.transpose(c.host(0), perm));
         } else {
             c.output(0, c.builder.permute(c.run(0), perm));
@@ -328,7 +328,7 @@ final class MovementOps {
         long[] target = c.host(1).longs();
         long[] in = c.dimsOf(0);
         long[] out = HostOps.broadcast(List.of(in, target));
-        if (c.isHost(0)) {
+        if (c.foldable(0) && java.util.Arrays.stream(out).reduce(1, Math::multiplyExact) <= c.limits.maxFoldElements()) {
             c.output(0, c.fold.mapTo(List.of(c.host(0)), out, c.host(0).elemType(), v -> v[0]));
         } else {
             c.output(0, broadcastTo(c, c.run(0), in, out));
