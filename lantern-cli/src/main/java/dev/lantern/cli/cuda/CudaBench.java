@@ -199,7 +199,7 @@ public final class CudaBench {
     }
 
     /** [{"op": ..., "ms": ...}, ...] as a JSON value (printed as is by {@link #record}). */
-    private static Object stepsJson(List<CudaSession.StepTime> steps) {
+    static Object stepsJson(List<CudaSession.StepTime> steps) {
         StringBuilder b = new StringBuilder("[");
         for (CudaSession.StepTime t : steps) {
             b.append(b.length() > 1 ? ", " : "").append("{\"op\": \"").append(t.op()).append("\", \"ms\": ")

@@ -56,6 +56,8 @@ final class ModelBench {
             Map<String, Object> x = new LinkedHashMap<>();
             x.put("kernels", s.model().kernels().size());
             x.put("device_ops", s.deviceOps());
+            progress.accept("model " + name + ": profiling steps");
+            x.put("steps", CudaBench.stepsJson(s.profileInForward(3, 10)));
             bench.record(name, "lantern", ms, "tok_s", tokens / ms * 1e3, s.peakBytes(), x);
         }
         try (CudaSession gs = CudaSession.open(device, compiled, params,
