@@ -152,4 +152,17 @@ public record AllocatorConfig(
     static long ceilTo(long value, long multiple) {
         return Math.ceilDiv(value, multiple) * multiple;
     }
+
+    /**
+     * The pool of a rounded size. With fixed segments, mid sizes share 20 MiB segments of the
+     * large pool (PyTorch); in expandable mode ({@code expandable}) they get their own range, which keeps the
+     * long-lived mid-sized blocks (KV caches, small activations) from leaving holes among the
+     * big ones.
+     */
+    public int poolOf(long size, boolean expandable) {
+        if (isSmall(size)) {
+            return Segment.SMALL;
+        }
+        return expandable && size < minLargeAlloc ? Segment.MID : Segment.LARGE;
+    }
 }

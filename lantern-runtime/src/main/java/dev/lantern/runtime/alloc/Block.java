@@ -70,4 +70,14 @@ final class Block {
         return "Block[0x" + Long.toHexString(address) + ", " + size + " B, " + state + ", stream "
                 + segment.stream() + "]";
     }
+
+    /** Takes this block out of its segment's list (it has a predecessor: a head is never unlinked). */
+    void unlink() {
+        prev.next = next;
+        if (next != null) {
+            next.prev = prev;
+        } else {
+            segment.tail = prev;
+        }
+    }
 }

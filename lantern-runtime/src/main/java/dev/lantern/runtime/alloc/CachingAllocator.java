@@ -1,8 +1,6 @@
 package dev.lantern.runtime.alloc;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeMap;
@@ -44,9 +42,8 @@ public final class CachingAllocator {
     private final TreeMap<Long, Segment> segments = new TreeMap<>();
     private final TreeMap<Long, Block> heads = new TreeMap<>(); // segment address -> its first block
     private final TreeMap<Long, Block> live = new TreeMap<>(); // allocated blocks by address
-    private final List<TreeSet<Block>> free = new ArrayList<>(); // per pool: small, mid, large
-    private final TreeSet<Block> freeBySize = new TreeSet<>(Block.BY_SIZE_ADDRESS);
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private final FreeLists free;
+    private final PendingFrees pending = new PendingFrees();
     private final Segment[] ranges = new Segment[Segment.POOLS]; // expandable mode: one shared range per pool
     private long useSeq;
 
@@ -54,20 +51,14 @@ public final class CachingAllocator {
     public static final long SHARED = -1;
 
     private long nextId = 1;
-    private long reserved, allocated, requested, freeBytes, pendingBytes, retries, ooms;
-
-    /** A block freed by the caller, waiting for one marker per other stream that used it. */
-    private record Pending(Block block, List<StreamSync.Marker> markers) {
-    }
+    private long reserved, allocated, requested, retries, ooms;
 
     public CachingAllocator(SegmentSource source, StreamSync sync, AllocatorConfig config) {
         this.source = source;
         this.sync = sync;
         this.config = config;
         this.vm = config.expandableSegments() ? source.virtualMemory() : null;
-        for (int p = 0; p < Segment.POOLS; p++) {
-            free.add(new TreeSet<>(vm != null ? Block.BY_ADDRESS : Block.BY_STREAM_SIZE_ADDRESS));
-        }
+        this.free = new FreeLists(vm != null);
     }
 
     public CachingAllocator(SegmentSource source) {
@@ -96,14 +87,14 @@ public final class CachingAllocator {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
-        processPending(false);
+        pending.drain(false, this::release);
         if (vm != null) {
             trimTails();
         }
         long size = config.roundSize(bytes);
         boolean small = config.isSmall(size);
-        int pool = poolOf(size);
-        Block block = bestFit(stream, size, pool);
+        int pool = config.poolOf(size, vm != null);
+        Block block = free.bestFit(stream, size, pool, config, sync);
         if (block == null) {
             block = grow(stream, size, pool);
         }
@@ -112,16 +103,16 @@ public final class CachingAllocator {
             // segments of every stream go back to the source to make room for a new one.
             retries++;
             releaseCached();
-            block = bestFit(stream, size, pool);
+            block = free.bestFit(stream, size, pool, config, sync);
             if (block == null) {
                 block = grow(stream, size, pool);
             }
             if (block == null) {
                 ooms++;
-                throw new DeviceOutOfMemoryException(source.name(), bytes, reserved, allocated, largestFree());
+                throw new DeviceOutOfMemoryException(source.name(), bytes, reserved, allocated, free.largest());
             }
         }
-        removeFree(block);
+        free.remove(block);
         // In an expandable range any remainder is kept: it is contiguous with its neighbours.
         if (config.shouldSplit(block.size, size, small || block.segment.expandable())) {
             Block rest = new Block(block.segment, block.address + size, block.size - size);
@@ -135,7 +126,7 @@ public final class CachingAllocator {
             }
             block.next = rest;
             block.size = size;
-            addFree(rest);
+            free.add(rest);
         }
         block.state = Block.State.ALLOCATED;
         block.uses = null; // every outstanding use was checked complete, or is on this stream
@@ -189,9 +180,7 @@ public final class CachingAllocator {
         for (long s : others) {
             markers.add(sync.record(s));
         }
-        block.state = Block.State.PENDING;
-        pendingBytes += block.size;
-        pending.addLast(new Pending(block, markers));
+        pending.add(block, markers);
     }
 
     /**
@@ -203,7 +192,7 @@ public final class CachingAllocator {
     }
 
     public synchronized AllocatorStats stats() {
-        return new AllocatorStats(reserved, allocated, requested, freeBytes, pendingBytes, largestFree(),
+        return new AllocatorStats(reserved, allocated, requested, free.bytes(), pending.bytes(), free.largest(),
                 live.size(), segments.size(), retries, ooms);
     }
 
@@ -221,37 +210,17 @@ public final class CachingAllocator {
         return out;
     }
 
-    /** Moves pending blocks whose markers have all completed to the free lists; {@code await} blocks on them first. */
-    private void processPending(boolean await) {
-        for (Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
-            Pending p = it.next();
-            boolean done = true;
-            for (StreamSync.Marker m : p.markers()) {
-                if (await) {
-                    m.await();
-                }
-                done &= m.isComplete();
-            }
-            if (done) {
-                p.markers().forEach(StreamSync.Marker::close);
-                it.remove();
-                pendingBytes -= p.block().size;
-                release(p.block());
-            }
-        }
-    }
-
     private void releaseCached() {
-        processPending(true);
+        pending.drain(true, this::release);
         if (vm != null) {
-            free.forEach(set -> set.forEach(CachingAllocator::awaitUses));
+            free.forEach(BlockUses::awaitUses);
         }
         for (Block head : new ArrayList<>(heads.values())) {
             Segment s = head.segment;
             if (s.expandable()) {
                 shrinkRange(s);
             } else if (head.state == Block.State.FREE && head.isWholeSegment()) {
-                removeFree(head);
+                free.remove(head);
                 forget(s);
                 reserved -= s.size();
                 source.release(s.address(), s.size());
@@ -281,18 +250,18 @@ public final class CachingAllocator {
             }
             Block t = r.tail;
             long slack = p == Segment.SMALL ? config.smallBuffer() : config.largeBuffer();
-            if (t.state != Block.State.FREE || t.size <= slack + vm.pageSize() || !usableBy(t, Long.MIN_VALUE)) {
+            if (t.state != Block.State.FREE || t.size <= slack + vm.pageSize() || !BlockUses.usableBy(t, Long.MIN_VALUE)) {
                 continue;
             }
             long keepEnd = r.address() + AllocatorConfig.ceilTo(t.address + slack - r.address(), vm.pageSize());
             long cut = r.address() + r.size - keepEnd;
             if (cut > 0) {
-                removeFree(t);
+                free.remove(t);
                 vm.unmap(keepEnd, cut);
                 reserved -= cut;
                 r.size -= cut;
                 t.size -= cut;
-                addFree(t);
+                free.add(t);
             }
         }
     }
@@ -308,8 +277,8 @@ public final class CachingAllocator {
         if (cut <= 0) {
             return;
         }
-        removeFree(t);
-        awaitUses(t); // no queued kernel may still touch pages we unmap
+        free.remove(t);
+        BlockUses.awaitUses(t); // no queued kernel may still touch pages we unmap
         vm.unmap(keepEnd, cut);
         reserved -= cut;
         r.size -= cut;
@@ -319,54 +288,10 @@ public final class CachingAllocator {
             ranges[r.pool()] = null;
             vm.releaseRange(r.address(), r.rangeSize);
         } else if (t.size == 0) {
-            unlink(t); // the tail began on a page boundary: it is gone, its predecessor is the tail
+            t.unlink(); // the tail began on a page boundary: it is gone, its predecessor is the tail
         } else {
-            addFree(t);
+            free.add(t);
         }
-    }
-
-    /**
-     * The pool of a rounded size. With fixed segments, mid sizes share 20 MiB segments of the
-     * large pool (PyTorch); in expandable mode they get their own range, which keeps the
-     * long-lived mid-sized blocks (KV caches, small activations) from leaving holes among the
-     * big ones.
-     */
-    private int poolOf(long size) {
-        if (config.isSmall(size)) {
-            return Segment.SMALL;
-        }
-        return vm != null && size < config.minLargeAlloc() ? Segment.MID : Segment.LARGE;
-    }
-
-    private Block bestFit(long stream, long size, int poolIndex) {
-        TreeSet<Block> pool = free.get(poolIndex);
-        if (vm != null) {
-            // Shared range: address-ordered first fit among blocks this stream may use. It keeps
-            // live blocks packed at the start and the free space in one piece at the end. A block
-            // whose other-stream markers are still running is taken only when none is usable, and
-            // only if the stream can be made to wait for them on the device (no host stall).
-            Block blocked = null;
-            for (Block b : pool) {
-                if (b.size >= size) {
-                    if (usableBy(b, stream)) {
-                        return b;
-                    }
-                    if (blocked == null) {
-                        blocked = b;
-                    }
-                }
-            }
-            if (blocked != null && waitForUses(blocked, stream)) {
-                return blocked;
-            }
-            return null;
-        }
-        Block b = pool.ceiling(Block.key(Segment.probe(stream), size));
-        if (b == null || b.segment.stream() != stream
-                || (!b.segment.expandable() && !config.mayServe(b.size, size))) {
-            return null;
-        }
-        return b;
     }
 
     /** Adds memory for a request no cached block fits: a new segment, or more of the stream's range. */
@@ -390,7 +315,7 @@ public final class CachingAllocator {
             r = new Segment(va, 0, SHARED, pool, vm.rangeSize());
         }
         Block tail = r.tail;
-        long have = tail != null && tail.state == Block.State.FREE && usableBy(tail, stream) ? tail.size : 0;
+        long have = tail != null && tail.state == Block.State.FREE && BlockUses.usableBy(tail, stream) ? tail.size : 0;
         long more = AllocatorConfig.ceilTo(size - have, vm.pageSize());
         if (r.size + more > r.rangeSize || !vm.map(r.address() + r.size, more)) {
             if (fresh) {
@@ -404,10 +329,10 @@ public final class CachingAllocator {
             segments.put(r.address(), r);
         }
         if (have > 0) {
-            removeFree(tail);
+            free.remove(tail);
             tail.size += more;
             r.size += more;
-            addFree(tail);
+            free.add(tail);
             return tail;
         }
         Block b = new Block(r, r.address() + r.size, more);
@@ -419,7 +344,7 @@ public final class CachingAllocator {
             heads.put(r.address(), b);
         }
         r.tail = b;
-        addFree(b);
+        free.add(b);
         return b;
     }
 
@@ -440,7 +365,7 @@ public final class CachingAllocator {
         Block b = new Block(s, address, bytes);
         s.tail = b;
         heads.put(address, b);
-        addFree(b);
+        free.add(b);
         return b;
     }
 
@@ -452,96 +377,19 @@ public final class CachingAllocator {
         Block b = block;
         if (b.prev != null && b.prev.state == Block.State.FREE) {
             Block p = b.prev;
-            removeFree(p);
-            p.uses = mergeUses(p.uses, b.uses);
+            free.remove(p);
+            p.uses = BlockUses.mergeUses(p.uses, b.uses);
             p.size += b.size;
-            unlink(b);
+            b.unlink();
             b = p;
         }
         if (b.next != null && b.next.state == Block.State.FREE) {
             Block n = b.next;
-            removeFree(n);
-            b.uses = mergeUses(b.uses, n.uses);
+            free.remove(n);
+            b.uses = BlockUses.mergeUses(b.uses, n.uses);
             b.size += n.size;
-            unlink(n);
+            n.unlink();
         }
-        addFree(b);
-    }
-
-    /** Union of two blocks' outstanding uses, keeping the later marker of each stream. */
-    private static TreeMap<Long, Block.Use> mergeUses(TreeMap<Long, Block.Use> a, TreeMap<Long, Block.Use> b) {
-        if (a == null) {
-            return b;
-        }
-        if (b != null) {
-            b.forEach((s, u) -> a.merge(s, u, (x, y) -> x.seq() > y.seq() ? x : y));
-        }
-        return a;
-    }
-
-    /** Whether {@code stream} may take a free block now: every other stream's use of it has completed. */
-    private static boolean usableBy(Block b, long stream) {
-        if (b.uses == null) {
-            return true;
-        }
-        for (var it = b.uses.entrySet().iterator(); it.hasNext(); ) {
-            var e = it.next();
-            if (e.getValue().marker().isComplete()) {
-                e.getValue().marker().close();
-                it.remove();
-            } else if (e.getKey() != stream) {
-                return false;
-            }
-        }
-        if (b.uses.isEmpty()) {
-            b.uses = null;
-        }
-        return true;
-    }
-
-    /** Orders {@code stream} after every other stream's outstanding use of {@code b}; false if the sync cannot. */
-    private boolean waitForUses(Block b, long stream) {
-        for (var e : b.uses.entrySet()) {
-            if (e.getKey() != stream && !sync.streamWait(stream, e.getValue().marker())) {
-                return false;
-            }
-        }
-        return true; // allocate() drops the uses of the part it hands out; a split remainder keeps them
-    }
-
-    private static void awaitUses(Block b) {
-        if (b.uses != null) {
-            for (Block.Use u : b.uses.values()) {
-                u.marker().await();
-                u.marker().close();
-            }
-            b.uses = null;
-        }
-    }
-
-    private static void unlink(Block b) {
-        b.prev.next = b.next;
-        if (b.next != null) {
-            b.next.prev = b.prev;
-        } else {
-            b.segment.tail = b.prev;
-        }
-    }
-
-    // The free lists are keyed on size: a block's size changes only while it is outside them.
-    private void addFree(Block b) {
-        free.get(b.segment.pool()).add(b);
-        freeBySize.add(b);
-        freeBytes += b.size;
-    }
-
-    private void removeFree(Block b) {
-        free.get(b.segment.pool()).remove(b);
-        freeBySize.remove(b);
-        freeBytes -= b.size;
-    }
-
-    private long largestFree() {
-        return freeBySize.isEmpty() ? 0 : freeBySize.last().size;
+        free.add(b);
     }
 }
