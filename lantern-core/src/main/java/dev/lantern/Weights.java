@@ -70,34 +70,27 @@ public interface Weights extends AutoCloseable {
     static Weights safetensors(Path path) {
         if (Files.isDirectory(path)) {
             SafetensorsModel model = SafetensorsModel.open(path);
-            return new Weights() {
-                @Override
-                public Tensor resolve(String name, TensorType declared) {
-                    if (!model.contains(name)) {
-                        throw new WeightsException("no tensor '" + name + "' in " + path + " (" + declared + ")");
-                    }
-                    return checked(name, declared, toTensor(model.tensor(name)));
-                }
-
-                @Override
-                public void close() {
-                    model.close();
-                }
-            };
+            return mapped(path, model::contains, model::tensor, model::close);
         }
         SafetensorsFile file = SafetensorsFile.open(path);
+        return mapped(path, file::contains, file::tensor, file::close);
+    }
+
+    /** Weights read by name from a mapped safetensors source (a file, or a model folder's shards). */
+    private static Weights mapped(Path path, java.util.function.Predicate<String> contains,
+                                  java.util.function.Function<String, TensorView> tensor, Runnable close) {
         return new Weights() {
             @Override
             public Tensor resolve(String name, TensorType declared) {
-                if (!file.contains(name)) {
+                if (!contains.test(name)) {
                     throw new WeightsException("no tensor '" + name + "' in " + path + " (" + declared + ")");
                 }
-                return checked(name, declared, toTensor(file.tensor(name)));
+                return checked(name, declared, toTensor(tensor.apply(name)));
             }
 
             @Override
             public void close() {
-                file.close();
+                close.run();
             }
         };
     }

@@ -1,5 +1,6 @@
 package dev.lantern;
 
+import dev.lantern.reference.Accuracy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -34,15 +35,6 @@ class LanternApiTest {
         return ReferenceInterpreter.run(g, all).get(g.outputs().getFirst()).data();
     }
 
-    static double relErr(double[] a, double[] b) {
-        double num = 0;
-        double den = 0;
-        for (int i = 0; i < a.length; i++) {
-            num += (a[i] - b[i]) * (a[i] - b[i]);
-            den += b[i] * b[i];
-        }
-        return Math.sqrt(num / den);
-    }
 
     @Test
     void everyModeMatchesTheFloat64Reference() throws IOException {
@@ -58,7 +50,7 @@ class LanternApiTest {
                 assertEquals(p.outputNames(), java.util.List.copyOf(out.keySet()));
                 Tensor y = out.get("p");
                 assertEquals(g.type("p").shape(), y.shape());
-                double e = relErr(y.toDoubles(), ref);
+                double e = Accuracy.relErr(y.toDoubles(), ref);
                 assertTrue(e < 1e-5, mode + ": rel err " + e + " (seed " + seed + ")");
                 s.run(in);
                 SessionStats st = s.stats();
@@ -77,7 +69,7 @@ class LanternApiTest {
         Weights w = Weights.random(7);
         Map<String, Tensor> in = p.randomInputs(8);
         try (Session s = p.load(Device.cpu(), w)) {
-            double e = relErr(s.run(in).get("p").toDoubles(), reference(g, w, in));
+            double e = Accuracy.relErr(s.run(in).get("p").toDoubles(), reference(g, w, in));
             assertTrue(e > 0 && e < 2e-2, "bf16 rel err " + e);
         }
     }

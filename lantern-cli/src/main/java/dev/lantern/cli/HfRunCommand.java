@@ -123,23 +123,9 @@ final class HfRunCommand {
         for (int i = 0; i < produced.size(); i++) {
             outputs.put(produced.size() == 1 ? outName : outName + i, t.outputs().get(produced.get(i)));
         }
-        List<String> lines = new ArrayList<>();
-        List<Map<String, Object>> jsonOutputs = new ArrayList<>();
-        int width = outputs.keySet().stream().mapToInt(String::length).max().orElse(1);
-        for (Map.Entry<String, Tensor> e : outputs.entrySet()) {
-            OutputSummary s = OutputSummary.of(e.getKey(), e.getValue());
-            Map<String, Object> j = s.json();
-            lines.add("output    " + s.line(width));
-            if (TopTokens.isHead(e.getValue(), (long) model.vocabSize())) {
-                List<long[]> top = TopTokens.of(e.getValue());
-                j.put("top_tokens", top.stream().map(r -> java.util.Arrays.stream(r).boxed().toList()).toList());
-                for (int r = 0; r < Math.min(top.size(), TopTokens.PRINTED_ROWS); r++) {
-                    lines.add("top" + TopTokens.K + "      " + e.getKey() + TopTokens.where(e.getValue(), r) + "  "
-                            + java.util.Arrays.toString(top.get(r)).replace(" ", ""));
-                }
-            }
-            jsonOutputs.add(j);
-        }
+        OutputReport report = OutputReport.of(outputs, (long) model.vocabSize());
+        List<String> lines = report.lines();
+        List<Map<String, Object>> jsonOutputs = report.json();
         if (outDir != null) {
             for (Map.Entry<String, Tensor> e : outputs.entrySet()) {
                 OutputFile.writeAtomically(outDir.resolve(e.getKey() + ".npy"), Npy.toBytes(e.getValue()));

@@ -128,26 +128,9 @@ final class OnnxRunCommand {
         for (int i = 0; i < valueNames.size(); i++) {
             outputs.put(model.outputNames().get(i), t.outputs().get(valueNames.get(i)));
         }
-        List<Map<String, Object>> jsonOutputs = new ArrayList<>();
-        List<String> lines = new ArrayList<>();
-        int width = outputs.keySet().stream().mapToInt(String::length).max().orElse(1);
-        for (Map.Entry<String, Tensor> e : outputs.entrySet()) {
-            OutputSummary s = OutputSummary.of(e.getKey(), e.getValue());
-            Map<String, Object> j = s.json();
-            lines.add("output    " + s.line(width));
-            if (TopTokens.isHead(e.getValue(), vocab)) {
-                List<long[]> top = TopTokens.of(e.getValue());
-                j.put("top_tokens", top.stream().map(r -> java.util.Arrays.stream(r).boxed().toList()).toList());
-                for (int r = 0; r < Math.min(top.size(), TopTokens.PRINTED_ROWS); r++) {
-                    lines.add("top" + TopTokens.K + "      " + e.getKey() + TopTokens.where(e.getValue(), r) + "  "
-                            + java.util.Arrays.toString(top.get(r)).replace(" ", ""));
-                }
-                if (top.size() > TopTokens.PRINTED_ROWS) {
-                    lines.add("top" + TopTokens.K + "      (" + (top.size() - TopTokens.PRINTED_ROWS) + " more rows in --json)");
-                }
-            }
-            jsonOutputs.add(j);
-        }
+        OutputReport report = OutputReport.of(outputs, vocab);
+        List<String> lines = report.lines();
+        List<Map<String, Object>> jsonOutputs = report.json();
         if (outDir != null) {
             Set<String> names = new HashSet<>();
             for (Map.Entry<String, Tensor> e : outputs.entrySet()) {

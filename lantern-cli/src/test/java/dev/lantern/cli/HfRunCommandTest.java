@@ -1,5 +1,6 @@
 package dev.lantern.cli;
 
+import dev.lantern.reference.Accuracy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,13 +33,7 @@ class HfRunCommandTest {
         double[] got = Npy.read(out.resolve("logits.npy")).toDoubles();
         double[] want = Npy.read(dir.resolve("expected.npy")).toDoubles();
         assertEquals(want.length, got.length);
-        double num = 0;
-        double den = 0;
-        for (int i = 0; i < got.length; i++) {
-            num += (got[i] - want[i]) * (got[i] - want[i]);
-            den += want[i] * want[i];
-        }
-        double e = Math.sqrt(num / den);
+        double e = Accuracy.relErr(got, want);
         assertTrue(e < 1e-5, family + ": rel err " + e);
     }
 

@@ -1,5 +1,6 @@
 package dev.lantern.onnx;
 
+import dev.lantern.reference.Accuracy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,13 +50,7 @@ class HfFolderFixturesTest {
         try (Weights w = model.weights(); Session s = p.load(Device.cpu(), w, RunMode.COMPILED)) {
             double[] got = s.run(inputs).values().iterator().next().toDoubles();
             assertEquals(want.length, got.length);
-            double num = 0;
-            double den = 0;
-            for (int i = 0; i < got.length; i++) {
-                num += (got[i] - want[i]) * (got[i] - want[i]);
-                den += want[i] * want[i];
-            }
-            double e = Math.sqrt(num / den);
+            double e = Accuracy.relErr(got, want);
             assertTrue(e < 1e-5, family + ": rel err " + e);
         }
     }

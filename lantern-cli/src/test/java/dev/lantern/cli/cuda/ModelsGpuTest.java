@@ -1,5 +1,6 @@
 package dev.lantern.cli.cuda;
 
+import dev.lantern.reference.Accuracy;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.lantern.Device;
@@ -34,15 +35,6 @@ class ModelsGpuTest {
         return Files.isDirectory(p) ? p : Path.of("lantern-onnx/src/test/resources/models");
     }
 
-    static double relErr(double[] a, double[] b) {
-        double num = 0;
-        double den = 0;
-        for (int i = 0; i < a.length; i++) {
-            num += (a[i] - b[i]) * (a[i] - b[i]);
-            den += b[i] * b[i];
-        }
-        return Math.sqrt(num / den);
-    }
 
     @ParameterizedTest(name = "{0} {1} {2}")
     @CsvSource({"gpt2,onnx,NONE", "gpt2,onnx,BF16", "gpt2,folder,NONE", "gpt2,folder,BF16",
@@ -80,7 +72,7 @@ class ModelsGpuTest {
                 try (Session s = program.load(Device.cuda(0), weights, mode)) {
                     Map<String, Tensor> out = s.run(inputs);
                     Tensor y = out.containsKey(output) ? out.get(output) : out.values().iterator().next();
-                    double e = relErr(y.toDoubles(), want);
+                    double e = Accuracy.relErr(y.toDoubles(), want);
                     System.out.printf("[gpu] model %s %s %s %s rel_err=%.2e vs PyTorch%n", family, route, amp, mode, e);
                     assertTrue(e < tol, family + " " + route + " " + amp + " " + mode + ": rel err " + e);
                 }

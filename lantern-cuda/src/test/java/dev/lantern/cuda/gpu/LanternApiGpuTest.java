@@ -1,5 +1,6 @@
 package dev.lantern.cuda.gpu;
 
+import dev.lantern.reference.Accuracy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -40,15 +41,6 @@ class LanternApiGpuTest {
         return IrParser.parse(Files.readString(p));
     }
 
-    static double relErr(double[] a, double[] b) {
-        double num = 0;
-        double den = 0;
-        for (int i = 0; i < a.length; i++) {
-            num += (a[i] - b[i]) * (a[i] - b[i]);
-            den += b[i] * b[i];
-        }
-        return Math.sqrt(num / den);
-    }
 
     @ParameterizedTest
     @EnumSource(CompileOptions.Amp.class)
@@ -67,7 +59,7 @@ class LanternApiGpuTest {
         for (RunMode mode : RunMode.values()) {
             try (Session s = p.load(Device.cuda(0), w, mode)) {
                 for (int i = 0; i < 3; i++) {
-                    double e = relErr(s.run(in).get("p").toDoubles(), ref);
+                    double e = Accuracy.relErr(s.run(in).get("p").toDoubles(), ref);
                     assertTrue(e < tol, amp + " " + mode + " forward " + i + ": rel err " + e + " (seed " + seed + ")");
                 }
                 SessionStats st = s.stats();
