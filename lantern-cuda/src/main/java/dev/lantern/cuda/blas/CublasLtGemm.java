@@ -54,8 +54,8 @@ public final class CublasLtGemm implements AutoCloseable {
         // our A: stored (m×k) = col-major (k×m), ld k; or (k×m) = col-major (m×k), ld m
         bLayout = s.transA() ? layout(s.abType(), s.m(), s.k(), s.m(), (long) s.m() * s.k())
                 : layout(s.abType(), s.k(), s.m(), s.k(), (long) s.m() * s.k());
-        cLayout = layout(s.cdType(), s.n(), s.m(), s.n(), (long) s.m() * s.n());
-        dLayout = layout(s.cdType(), s.n(), s.m(), s.n(), (long) s.m() * s.n());
+        cLayout = layout(s.cdType(), s.n(), s.m(), s.ldd(), (long) s.m() * s.ldd());
+        dLayout = layout(s.cdType(), s.n(), s.m(), s.ldd(), (long) s.m() * s.ldd());
         long pref = lt.preferenceCreate();
         try {
             lt.preferenceSetLong(pref, CublasLt.PREF_MAX_WORKSPACE_BYTES, maxWorkspaceBytes);

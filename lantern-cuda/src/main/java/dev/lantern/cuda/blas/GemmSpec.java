@@ -5,10 +5,12 @@ package dev.lantern.cuda.blas;
  * {@code D[b] (m×n) = alpha · op(A[b]) (m×k) · op(B[b]) (k×n) + beta · C[b] (+ epilogue(bias[n]))}.
  * A is stored (m×k), or (k×m) when {@code transA}; B is stored (k×n), or (n×k) when
  * {@code transB} (a linear layer's weight). Batches are contiguous: A[b] starts m·k elements
- * after A[b-1], and so on. Accumulation and alpha/beta are f32.
+ * after A[b-1], and so on. Accumulation and alpha/beta are f32. C and D rows are {@code ldd}
+ * elements apart ({@code ldd ≥ n}; {@code n} unless the lowering pads D's rows to 16 bytes, which
+ * cuBLASLt's fast kernels need: see GemmLowerer).
  */
 public record GemmSpec(int m, int n, int k, int batch, boolean transA, boolean transB,
-                       DataType abType, DataType cdType, Epilogue epilogue, DataType biasType) {
+                       DataType abType, DataType cdType, Epilogue epilogue, DataType biasType, int ldd) {
     public GemmSpec {
         if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) {
             throw new IllegalArgumentException("GEMM sizes must be positive: m=" + m + " n=" + n + " k=" + k
@@ -17,6 +19,25 @@ public record GemmSpec(int m, int n, int k, int batch, boolean transA, boolean t
         if (epilogue.hasBias() && biasType == null) {
             throw new IllegalArgumentException("epilogue " + epilogue + " needs a bias type");
         }
+        if (ldd < n) {
+            throw new IllegalArgumentException("GEMM leading dimension of D " + ldd + " is less than n=" + n);
+        }
+    }
+
+    /** Dense C and D (rows n elements apart). */
+    public GemmSpec(int m, int n, int k, int batch, boolean transA, boolean transB,
+                    DataType abType, DataType cdType, Epilogue epilogue, DataType biasType) {
+        this(m, n, k, batch, transA, transB, abType, cdType, epilogue, biasType, n);
+    }
+
+    /** This GEMM with D's rows {@code ldd} elements apart. */
+    public GemmSpec withLdd(int ldd) {
+        return new GemmSpec(m, n, k, batch, transA, transB, abType, cdType, epilogue, biasType, ldd);
+    }
+
+    /** Elements of D (and C) the GEMM spans: batch · m · ldd, the padding included. */
+    public long dElements() {
+        return (long) batch * m * ldd;
     }
 
     /** A plain GEMM with no epilogue. */

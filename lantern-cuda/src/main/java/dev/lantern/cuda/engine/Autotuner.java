@@ -95,7 +95,7 @@ public final class Autotuner {
     /** The cache key of a GEMM spec on {@code gpu} (the micro benchmarks share it). */
     public static String gemmKey(GemmSpec s, String gpu) {
         return "gemm2." + s.m() + "x" + s.n() + "x" + s.k() + "b" + s.batch() + (s.transA() ? "T" : "N") + (s.transB() ? "T" : "N")
-                + "." + s.abType() + "." + s.cdType() + "." + s.epilogue() + "." + gpu.replace(' ', '_');
+                + "." + s.abType() + "." + s.cdType() + "." + s.epilogue() + (s.ldd() != s.n() ? ".ld" + s.ldd() : "") + "." + gpu.replace(' ', '_');
     }
 
     /** Whether the tuned choice for GELU-epilogue GEMM {@code fused} is "plain GEMM, then GELU in place". */
@@ -187,12 +187,12 @@ public final class Autotuner {
             if (cache.get(key) == null && fusedMs < Double.MAX_VALUE) {
                 GemmSpec plainSpec = new GemmSpec(g.spec().m(), g.spec().n(), g.spec().k(), g.spec().batch(), g.spec().transA(),
                         g.spec().transB(), g.spec().abType(), g.spec().cdType(),
-                        e.hasBias() ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE, g.spec().biasType());
+                        e.hasBias() ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE, g.spec().biasType(), g.spec().ldd());
                 Step.Gemm plain = new Step.Gemm(g.kernel(), plainSpec, g.a(), g.b(), g.c(), g.d(), g.bias(), g.beta());
                 double plainMs = tuneOne(plain, runner, choice);
                 Runnable gemm = runner.gemm(plain, choice.getOrDefault(plain.use(), 0));
                 Runnable gelu = runner.launch(geluInPlace(g), List.of(new Step.Ptr(g.d()), new Step.Ptr(g.d()),
-                        new Step.I64((long) g.spec().m() * g.spec().n() * g.spec().batch())));
+                        new Step.I64(g.spec().dElements())));
                 double splitMs = loadedMs(() -> {
                     gemm.run();
                     gelu.run();
@@ -205,7 +205,7 @@ public final class Autotuner {
     }
 
     private static CudaKernelSource geluInPlace(Step.Gemm g) {
-        long n = (long) g.spec().m() * g.spec().n() * g.spec().batch();
+        long n = g.spec().dElements();
         dev.lantern.ir.DType t = switch (g.spec().cdType()) {
             case F32 -> dev.lantern.ir.DType.F32;
             case F16 -> dev.lantern.ir.DType.F16;

@@ -9,6 +9,7 @@ import dev.lantern.cuda.blas.GemmSpec;
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.ElementwiseOp;
 import dev.lantern.cuda.codegen.ElementwiseSpec;
+import dev.lantern.cuda.codegen.StridedCopySpec;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
 import dev.lantern.ir.Shape;
@@ -107,7 +108,21 @@ final class GemmLowerer implements KernelLowerer {
         }
         GemmSpec spec = new GemmSpec(m, nn, kk, gemmBatch, ta, tb, gemmType(a.dtype()), gemmType(d.dtype()), epi,
                 epi.hasBias() ? gemmType(bias.dtype()) : null);
-        cx.steps.add(new Step.Gemm(cx.kernel, spec, a.buf(), b.buf(), c, d.buf(), epi.hasBias() ? bias.buf() : null, c == null ? 0f : 1f));
+        int ldd = paddedLdd(spec, c != null);
+        if (ldd == nn) {
+            cx.steps.add(new Step.Gemm(cx.kernel, spec, a.buf(), b.buf(), c, d.buf(), epi.hasBias() ? bias.buf() : null, c == null ? 0f : 1f));
+        } else {
+            // D's rows are not 16-byte aligned (a 50257-wide vocabulary): cuBLASLt then only has slow
+            // kernels (GPT-2's LM head ran at 104 TFLOP/s). The GEMM writes rows ldd apart into scratch,
+            // and one strided copy packs them into D: the copy costs far less than what the GEMM gains.
+            GemmSpec padded = spec.withLdd(ldd);
+            Buf scratch = cx.transientBuf(LaunchContract.gemmBytes(padded, 'D'));
+            cx.steps.add(new Step.Gemm(cx.kernel, padded, a.buf(), b.buf(), null, scratch, epi.hasBias() ? bias.buf() : null, 0f));
+            long rows = (long) gemmBatch * m;
+            StridedCopySpec pack = new StridedCopySpec("lt_unpad", List.of(rows, (long) nn), List.of((long) ldd, 1L),
+                    List.of((long) nn, 1L), d.dtype());
+            cx.launch(pack, List.of(ptr(scratch), ptr(d), new Step.I64(rows * nn)));
+        }
         // what the epilogue could not do, in order: bias, activation, residuals (in place on d)
         List<View> after = new ArrayList<>();
         if (bias != null && !epi.hasBias()) {
@@ -120,6 +135,22 @@ final class GemmLowerer implements KernelLowerer {
         if (!cFits && !residuals.isEmpty()) {
             addInto(cx, residuals, null, d, true);
         }
+    }
+
+    /** Smallest D rows cuBLASLt's fast kernels take (16 bytes); below it a GEMM is too small for padding to pay. */
+    static final long PAD_MIN_ELEMENTS = 1L << 20;
+
+    /**
+     * The leading dimension D is written with: n, or n rounded up to 16 bytes when n·dtype is not a
+     * multiple of 16, D is large and no C is read (C would need the same padding).
+     */
+    static int paddedLdd(GemmSpec s, boolean readsC) {
+        int elt = s.cdType().bytes;
+        int align = 16 / elt;
+        if (readsC || (long) s.n() * elt % 16 == 0 || (long) s.m() * s.n() * s.batch() < PAD_MIN_ELEMENTS) {
+            return s.n();
+        }
+        return Math.toIntExact((s.n() + align - 1L) / align * align);
     }
 
     /** {@code dst = act(dst + Σ terms)} when {@code inPlace} (dst read and written by the same thread), else {@code dst = Σ terms}. */

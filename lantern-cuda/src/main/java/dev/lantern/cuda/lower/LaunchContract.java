@@ -81,12 +81,12 @@ public final class LaunchContract {
         }
     }
 
-    /** Bytes of a GEMM operand: 'A' (m×k), 'B' (k×n), 'D' (m×n, also C), all batches. */
+    /** Bytes of a GEMM operand: 'A' (m×k), 'B' (k×n), 'D' (m×ldd, also C), all batches. */
     public static long gemmBytes(GemmSpec s, char operand) {
         long elems = switch (operand) {
             case 'A' -> (long) s.m() * s.k();
             case 'B' -> (long) s.k() * s.n();
-            case 'D' -> (long) s.m() * s.n();
+            case 'D' -> (long) s.m() * s.ldd();
             default -> throw new IllegalArgumentException("operand " + operand);
         };
         long elt = operand == 'D' ? s.cdType().bytes : s.abType().bytes;

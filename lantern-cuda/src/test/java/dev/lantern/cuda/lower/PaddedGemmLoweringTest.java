@@ -1,0 +1,77 @@
+package dev.lantern.cuda.lower;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.lantern.cuda.blas.GemmSpec;
+import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.StridedCopySpec;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledModel;
+import dev.lantern.engine.Compiler;
+import dev.lantern.ir.IrParser;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A GEMM whose D rows are not 16-byte aligned (GPT-2's 50257-wide vocabulary) is written with its
+ * rows padded to 16 bytes into scratch and packed into D by one strided copy, within the launch
+ * contract; aligned or small GEMMs, and GEMMs that read C, stay one dense GEMM.
+ */
+class PaddedGemmLoweringTest {
+    static CudaLowering.Lowered lower(int m, int n, int k, String dtype) {
+        String ir = """
+                graph @head {
+                  %x = input {name="x"} : %T[%M,%K]
+                  %w = param {name="w"} : %T[%N,%K]
+                  %y = matmul(%x, %w) {transpose_b=true} : %T[%M,%N]
+                  return %y
+                }
+                """.replace("%T", dtype).replace("%M", Integer.toString(m)).replace("%N", Integer.toString(n))
+                .replace("%K", Integer.toString(k));
+        CompiledModel model = Compiler.compile(IrParser.parse(ir), CompileOptions.defaults().withTarget("cuda"));
+        return CudaLowering.lower(model, CudaTarget.H200); // runs the launch contract
+    }
+
+    @Test
+    void unalignedWideOutputIsPaddedThenPacked() {
+        for (String dtype : new String[] {"f32", "bf16"}) {
+            int n = 50257;
+            CudaLowering.Lowered l = lower(37, n, 64, dtype);
+            List<Step.Gemm> gemms = l.steps().stream().filter(s -> s instanceof Step.Gemm).map(s -> (Step.Gemm) s).toList();
+            assertEquals(1, gemms.size());
+            GemmSpec spec = gemms.getFirst().spec();
+            int align = dtype.equals("f32") ? 4 : 8;
+            assertEquals((n + align - 1) / align * align, spec.ldd(), dtype);
+            assertEquals(0, (long) spec.ldd() * spec.cdType().bytes % 16);
+            List<Step.Launch> packs = l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof StridedCopySpec)
+                    .map(s -> (Step.Launch) s).toList();
+            assertEquals(1, packs.size(), "one packing copy");
+            StridedCopySpec pack = (StridedCopySpec) packs.getFirst().spec();
+            assertEquals(List.of(37L, (long) n), pack.shape());
+            assertEquals(List.of((long) spec.ldd(), 1L), pack.srcStrides());
+            assertEquals(List.of((long) n, 1L), pack.dstStrides());
+            Step.Ptr src = (Step.Ptr) packs.getFirst().args().get(0);
+            assertEquals(gemms.getFirst().d(), src.buf(), "the copy reads what the GEMM wrote");
+            assertTrue(src.buf().bytes() >= 37L * spec.ldd() * spec.cdType().bytes);
+        }
+    }
+
+    @Test
+    void alignedOrSmallOutputsStayDense() {
+        for (int[] s : new int[][] {{64, 50256, 64}, {7, 1001, 16}}) {
+            CudaLowering.Lowered l = lower(s[0], s[1], s[2], "f32");
+            Step.Gemm g = l.steps().stream().filter(x -> x instanceof Step.Gemm).map(x -> (Step.Gemm) x).findFirst().orElseThrow();
+            assertEquals(s[1], g.spec().ldd());
+            assertTrue(l.steps().stream().noneMatch(x -> x instanceof Step.Launch y && y.spec() instanceof StridedCopySpec));
+        }
+    }
+
+    @Test
+    void leadingDimensionBelowNIsRefused() {
+        GemmSpec s = GemmSpec.of(4, 10, 3, GemmSpec.DataType.F32, GemmSpec.DataType.F32);
+        assertThrows(IllegalArgumentException.class, () -> s.withLdd(9));
+        assertEquals(4L * 12 * 4, LaunchContract.gemmBytes(s.withLdd(12), 'D'));
+    }
+}
