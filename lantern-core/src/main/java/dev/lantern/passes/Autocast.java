@@ -5,6 +5,7 @@ import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.ir.OpKind;
 import dev.lantern.ir.Verifier;
 import dev.lantern.passes.Rule.Rewrite;
 
@@ -20,9 +21,18 @@ import java.util.Set;
  *   matmul / attention on f32           ->  cast inputs to low, op in low, cast the result to f32
  *   softmax / norms on a low input      ->  cast inputs to f32, op in f32, cast the result back
  *   cast(param f32) {to=low}            ->  the parameter declared low (converted once, at bind time)
- *   cast(view(x))                       ->  view(cast(x))   (casts travel up to their producer)
+ *   ew(cast(a {low}) {to=f32}, ...)     ->  cast(ew(a, ...) {low}) {to=f32}  (elementwise ops and RoPE whose
+ *                                           inputs are all low stay low, as torch.autocast runs them)
+ *   cast(view(x))                       ->  view(cast(x))   (casts travel up to their producer; a slice
+ *                                           only when every reader of x is a slice cast to the same dtype)
+ *   gather(p f32, ids), cast(p) {to=low} elsewhere -> cast(gather(cast(p), ids)) {to=f32}  (a tied
+ *                                           embedding is kept once, in low precision)
  *   cast(cast(x {low}) {to=f32}) {to=low} -> x              (a lossless round trip)
  * </pre>
+ * The elementwise rule is what lets a GEMM write low precision where its readers are low anyway:
+ * LLaMA's gate and up projections feed silu(g)·u, whose product goes to the down projection in
+ * low precision, so f32 copies of both (and of q, k after RoPE) would be written and read only to
+ * be rounded.
  * plus canonicalize's identity-cast and common-subexpression rules (three projections of one
  * normed activation share one cast) and layout-normalize's rules (a moved view may become free).
  * Fusion later folds the remaining casts into the GEMM's output dtype ({@code out="f32"}) and
@@ -46,7 +56,10 @@ public final class Autocast implements Pass {
                 Rule.of("low-precision-op", this::lowOp),
                 Rule.of("f32-island", this::f32Island),
                 Rule.of("param-in-low-precision", this::lowParam),
-                Rule.of("cast-through-view", Autocast::castThroughView),
+                Rule.of("elementwise-stays-low", this::lowElementwise),
+                Rule.of("gather-from-low-table", this::lowGather),
+                Rule.of("cast-through-view", this::castThroughView),
+                Rule.of("upcast-through-view", this::upcastThroughView),
                 Rule.of("cast-round-trip", Autocast::roundTrip)));
         r.addAll(Canonicalize.RULES.stream().filter(x -> x.name().equals("identity-cast") || x.name().equals("common-subexpression")).toList());
         r.addAll(LayoutNormalize.RULES);
@@ -97,6 +110,42 @@ public final class Autocast implements Pass {
         return Rewrite.to(out);
     }
 
+    /** An elementwise op (or RoPE) whose floating inputs are all f32 casts of low values runs in low. */
+    private Rewrite lowElementwise(Node n, RewriteContext cx) {
+        boolean eligible = (n.op().kind() == OpKind.ELEMENTWISE && n.op() != Op.CAST && n.op() != Op.ELEMENTWISE_FUSED) || n.op() == Op.ROPE;
+        if (!eligible || n.type().dtype() != DType.F32 || n.inputs().isEmpty()) {
+            return null;
+        }
+        List<String> ins = new ArrayList<>();
+        for (int i = 0; i < n.inputs().size(); i++) {
+            Node c = cx.in(n, i, Op.CAST);
+            if (c == null || cx.type(c.input(0)).dtype() != low) {
+                return null;
+            }
+            ins.add(c.input(0));
+        }
+        Node op = new Node(cx.fresh(), n.op(), ins, n.attrs(), n.type().withDtype(low));
+        return Rewrite.to(op, new Node(n.name(), Op.CAST, List.of(op.name()), Attrs.of("to", DType.F32.text()), n.type()));
+    }
+
+    /** A gather from an f32 table that is also cast to low elsewhere reads the low copy instead. */
+    private Rewrite lowGather(Node n, RewriteContext cx) {
+        if (n.op() != Op.GATHER || n.type().dtype() != DType.F32) {
+            return null;
+        }
+        Node table = cx.in(n, 0, Op.PARAM);
+        if (table == null) {
+            return null;
+        }
+        if (cx.users(table.name()).stream().noneMatch(u -> u.op() == Op.CAST && u.type().dtype() == low)) {
+            return null;
+        }
+        // a cast of its own here (the other one may come later); common-subexpression merges the two
+        Node lowCopy = Build.cast(cx, table.name(), low);
+        Node g = new Node(cx.fresh(), Op.GATHER, List.of(lowCopy.name(), n.input(1)), n.attrs(), n.type().withDtype(low));
+        return Rewrite.to(lowCopy, g, new Node(n.name(), Op.CAST, List.of(g.name()), Attrs.of("to", DType.F32.text()), n.type()));
+    }
+
     private Rewrite lowParam(Node n, RewriteContext cx) {
         Node p = n.op() == Op.CAST ? cx.in(n, 0, Op.PARAM) : null;
         if (p == null || p.type().dtype() != DType.F32 || n.type().dtype() != low || !cx.onlyUsedBy(p.name(), n)) {
@@ -105,17 +154,65 @@ public final class Autocast implements Pass {
         return Rewrite.to(new Node(n.name(), Op.PARAM, List.of(), p.attrs(), p.type().withDtype(low)));
     }
 
-    private static Rewrite castThroughView(Node n, RewriteContext cx) {
-        if (n.op() != Op.CAST) {
-            return null;
+    private Rewrite castThroughView(Node n, RewriteContext cx) {
+        if (n.op() != Op.CAST || n.type().dtype() != low) {
+            return null; // only casts to low travel up (f32 casts travel down: upcastThroughView)
         }
         Node v = cx.in(n, 0);
-        boolean view = v.op() == Op.PERMUTE || (v.op() == Op.RESHAPE && cx.type(v.input(0)).layout().isContiguous());
+        boolean view = v.op() == Op.PERMUTE || (v.op() == Op.RESHAPE && cx.type(v.input(0)).layout().isContiguous())
+                || (v.op() == Op.SLICE && slicesAllCastTo(v.input(0), n.type().dtype(), cx));
         if (!view || !cx.onlyUsedBy(v.name(), n) || cx.producer(v.input(0)).op() == Op.PARAM) {
             return null;
         }
         Node c = Build.cast(cx, v.input(0), n.type().dtype());
         return Rewrite.to(c, new Node(n.name(), v.op(), List.of(c.name()), v.attrs(), v.type().withDtype(n.type().dtype())));
+    }
+
+    /**
+     * view(cast(x {low}) {to=f32}) -> cast(view(x)) {to=f32} when the view's one reader is an op the
+     * elementwise-stays-low rule may keep low (q and k reach RoPE through reshape and permute).
+     */
+    private Rewrite upcastThroughView(Node n, RewriteContext cx) {
+        boolean view = n.op() == Op.PERMUTE || n.op() == Op.RESHAPE;
+        Node c = view ? cx.in(n, 0, Op.CAST) : null;
+        if (c == null || c.type().dtype() != DType.F32 || cx.type(c.input(0)).dtype() != low || cx.isOutput(n.name())) {
+            return null;
+        }
+        if (!feedsLowReader(n.name(), cx) || (n.op() == Op.RESHAPE && !cx.type(c.input(0)).layout().isContiguous())) {
+            return null;
+        }
+        Node v = new Node(cx.fresh(), n.op(), List.of(c.input(0)), n.attrs(), n.type().withDtype(low));
+        return Rewrite.to(v, new Node(n.name(), Op.CAST, List.of(v.name()), Attrs.of("to", DType.F32.text()), n.type()));
+    }
+
+    /** Whether {@code value}'s one reader, through reshapes and permutes, is RoPE or an elementwise op other than a cast. */
+    private static boolean feedsLowReader(String value, RewriteContext cx) {
+        List<Node> users = cx.users(value);
+        if (users.size() != 1 || cx.isOutput(value)) {
+            return false;
+        }
+        Node u = users.getFirst();
+        if (u.op() == Op.PERMUTE || u.op() == Op.RESHAPE) {
+            return feedsLowReader(u.name(), cx);
+        }
+        return u.op() == Op.ROPE || (u.op().kind() == OpKind.ELEMENTWISE && u.op() != Op.CAST && u.op() != Op.ELEMENTWISE_FUSED);
+    }
+
+    /**
+     * Whether every reader of {@code x} is a slice read only by one cast to {@code to} (or such a
+     * cast itself): then casting x once, before slicing, converts no element twice and none that
+     * is not read (GPT-2's q|k|v columns).
+     */
+    private static boolean slicesAllCastTo(String x, DType to, RewriteContext cx) {
+        for (Node u : cx.users(x)) {
+            boolean castHere = u.op() == Op.CAST && u.type().dtype() == to;
+            boolean slicedThenCast = u.op() == Op.SLICE && cx.users(u.name()).size() == 1
+                    && cx.users(u.name()).getFirst().op() == Op.CAST && cx.users(u.name()).getFirst().type().dtype() == to;
+            if (!castHere && !slicedThenCast) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static Rewrite roundTrip(Node n, RewriteContext cx) {

@@ -18,7 +18,10 @@ import java.util.List;
  *   matmul(a, b)                      -> gemm(a, b)
  *   cast(gemm) {to=d}                 -> gemm {out=d}            (autocast's f32 boundary)
  *   add(gemm, bias[N])                -> gemm(.., bias) {bias=true}
- *   gelu / relu / silu(gemm)          -> gemm {act=...}
+ *   gelu / relu / silu(gemm)          -> gemm {act=...}   (on CUDA not silu / erf GELU read by an
+ *                                                        elementwise op: cuBLASLt has no epilogue for
+ *                                                        them, so they join the reader's kernel, as
+ *                                                        LLaMA's silu(gate)·up does)
  *   add(gemm, add(x, y))              -> gemm(.., x, y)           when add(x, y) dies (see below)
  *   add(gemm, r)                      -> gemm(.., r)    unless the sum is a residual stream that a norm reads
  * </pre>
@@ -89,6 +92,9 @@ public final class FuseGemmEpilogue implements Pass {
                 if (g == null || !g.attrs().getString("act", "none").equals("none") || residuals(g) > 0) {
                     return null;
                 }
+                if (streamInGemm && (act.equals("silu") || act.equals("gelu_erf")) && readByElementwise(n, cx)) {
+                    return null; // cuBLASLt has no such epilogue: a kernel after the GEMM would apply it, so it joins its reader's instead
+                }
                 return Rewrite.to(Build.named(cx, n.name(), Op.GEMM, g.attrs().with("act", act), g.inputs()));
             }),
             Rule.of("residual-sum-into-gemm", (n, cx) -> {
@@ -144,6 +150,13 @@ public final class FuseGemmEpilogue implements Pass {
     }
 
     /** No epilogue yet: bias may still go first. */
+    /** Whether every reader of n is an elementwise op (not a cast) that fuse-elementwise can take n into. */
+    private static boolean readByElementwise(Node n, RewriteContext cx) {
+        List<Node> users = cx.users(n.name());
+        return !users.isEmpty() && !cx.isOutput(n.name())
+                && users.stream().allMatch(u -> u.op().kind() == dev.lantern.ir.OpKind.ELEMENTWISE && u.op() != Op.CAST);
+    }
+
     private static boolean plain(Node g) {
         return !g.attrs().getBool("bias", false) && g.attrs().getString("act", "none").equals("none") && residuals(g) == 0;
     }

@@ -35,6 +35,14 @@ public record GemmSpec(int m, int n, int k, int batch, boolean transA, boolean t
         return new GemmSpec(m, n, k, batch, transA, transB, abType, cdType, epilogue, biasType, ldd);
     }
 
+    /** As the record would print it, with {@code ldd} only where rows are padded (so dense GEMMs read as before). */
+    @Override
+    public String toString() {
+        return "GemmSpec[m=" + m + ", n=" + n + ", k=" + k + ", batch=" + batch + ", transA=" + transA + ", transB=" + transB
+                + ", abType=" + abType + ", cdType=" + cdType + ", epilogue=" + epilogue + ", biasType=" + biasType
+                + (ldd != n ? ", ldd=" + ldd : "") + "]";
+    }
+
     /** Elements of D (and C) the GEMM spans: batch · m · ldd, the padding included. */
     public long dElements() {
         return (long) batch * m * ldd;
