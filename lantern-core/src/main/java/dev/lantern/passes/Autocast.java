@@ -22,7 +22,9 @@ import java.util.Set;
  *   softmax / norms on a low input      ->  cast inputs to f32, op in f32, cast the result back
  *   cast(param f32) {to=low}            ->  the parameter declared low (converted once, at bind time)
  *   ew(cast(a {low}) {to=f32}, ...)     ->  cast(ew(a, ...) {low}) {to=f32}  (elementwise ops and RoPE whose
- *                                           inputs are all low stay low, as torch.autocast runs them)
+ *                                           inputs are all low stay low, as torch.autocast runs them;
+ *                                           an f32 bias vector joins them, cast, when the result is
+ *                                           only read in low precision)
  *   cast(view(x))                       ->  view(cast(x))   (casts travel up to their producer; a slice
  *                                           only when every reader of x is a slice cast to the same dtype)
  *   gather(p f32, ids), cast(p) {to=low} elsewhere -> cast(gather(cast(p), ids)) {to=f32}  (a tied
@@ -117,15 +119,32 @@ public final class Autocast implements Pass {
             return null;
         }
         List<String> ins = new ArrayList<>();
+        List<Node> out = new ArrayList<>();
+        boolean lowInput = false;
         for (int i = 0; i < n.inputs().size(); i++) {
             Node c = cx.in(n, i, Op.CAST);
-            if (c == null || cx.type(c.input(0)).dtype() != low) {
+            if (c != null && cx.type(c.input(0)).dtype() == low) {
+                ins.add(c.input(0));
+                lowInput = true;
+                continue;
+            }
+            // a bias (an f32 vector parameter) joins in low precision when the result is only ever read in low
+            // precision anyway: GPT-2's projections then keep bias and GELU in cuBLASLt's epilogue
+            Node p = cx.in(n, i, Op.PARAM);
+            if (p == null || p.type().dtype() != DType.F32 || p.type().shape().rank() > 1 || !endsLow(n.name(), cx, 6)) {
                 return null;
             }
-            ins.add(c.input(0));
+            Node cast = Build.cast(cx, p.name(), low);
+            out.add(cast);
+            ins.add(cast.name());
+        }
+        if (!lowInput) {
+            return null;
         }
         Node op = new Node(cx.fresh(), n.op(), ins, n.attrs(), n.type().withDtype(low));
-        return Rewrite.to(op, new Node(n.name(), Op.CAST, List.of(op.name()), Attrs.of("to", DType.F32.text()), n.type()));
+        out.add(op);
+        out.add(new Node(n.name(), Op.CAST, List.of(op.name()), Attrs.of("to", DType.F32.text()), n.type()));
+        return Rewrite.to(out);
     }
 
     /** A gather from an f32 table that is also cast to low elsewhere reads the low copy instead. */
@@ -183,6 +202,28 @@ public final class Autocast implements Pass {
         }
         Node v = new Node(cx.fresh(), n.op(), List.of(c.input(0)), n.attrs(), n.type().withDtype(low));
         return Rewrite.to(v, new Node(n.name(), Op.CAST, List.of(v.name()), Attrs.of("to", DType.F32.text()), n.type()));
+    }
+
+    /**
+     * Whether every read of {@code value} ends in a cast to low: directly, or through views, slices
+     * and elementwise ops (at most {@code depth} deep), so rounding it to low loses nothing read.
+     */
+    private boolean endsLow(String value, RewriteContext cx, int depth) {
+        List<Node> users = cx.users(value);
+        if (depth == 0 || users.isEmpty() || cx.isOutput(value)) {
+            return false;
+        }
+        for (Node u : users) {
+            boolean ok = switch (u.op()) {
+                case CAST -> u.type().dtype() == low;
+                case PERMUTE, RESHAPE, SLICE, ROPE -> endsLow(u.name(), cx, depth - 1);
+                default -> u.op().kind() == OpKind.ELEMENTWISE && u.op() != Op.ELEMENTWISE_FUSED && endsLow(u.name(), cx, depth - 1);
+            };
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code value}'s one reader, through reshapes and permutes, is RoPE or an elementwise op other than a cast. */

@@ -188,7 +188,7 @@ public final class Autotuner {
                 GemmSpec plainSpec = new GemmSpec(g.spec().m(), g.spec().n(), g.spec().k(), g.spec().batch(), g.spec().transA(),
                         g.spec().transB(), g.spec().abType(), g.spec().cdType(),
                         e.hasBias() ? GemmSpec.Epilogue.BIAS : GemmSpec.Epilogue.NONE, g.spec().biasType(), g.spec().ldd());
-                Step.Gemm plain = new Step.Gemm(g.kernel(), plainSpec, g.a(), g.b(), g.c(), g.d(), g.bias(), g.beta());
+                Step.Gemm plain = new Step.Gemm(g.kernel(), plainSpec, g.a(), g.b(), g.c(), g.d(), g.bias(), g.beta(), g.aOffset());
                 double plainMs = tuneOne(plain, runner, choice);
                 Runnable gemm = runner.gemm(plain, choice.getOrDefault(plain.use(), 0));
                 Runnable gelu = runner.launch(geluInPlace(g), List.of(new Step.Ptr(g.d()), new Step.Ptr(g.d()),

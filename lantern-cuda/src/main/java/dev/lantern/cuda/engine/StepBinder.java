@@ -54,7 +54,7 @@ final class StepBinder {
     Runnable bindGemm(Step.Gemm gs, int choice) {
         GemmSpec sp = gs.spec();
         CublasLtGemm gemm = program.gemm(sp);
-        long a = bound(gs, "A", gs.a(), LaunchContract.gemmBytes(sp, 'A'), LaunchContract.GEMM_ALIGNMENT);
+        long a = bound(gs, "A", gs.a(), gs.aOffset(), LaunchContract.gemmBytes(sp, 'A'), LaunchContract.GEMM_ALIGNMENT);
         long b = bound(gs, "B", gs.b(), LaunchContract.gemmBytes(sp, 'B'), LaunchContract.GEMM_ALIGNMENT);
         long c = gs.c() == null ? 0 : bound(gs, "C", gs.c(), LaunchContract.gemmBytes(sp, 'D'), LaunchContract.GEMM_ALIGNMENT);
         long d = bound(gs, "D", gs.d(), LaunchContract.gemmBytes(sp, 'D'), LaunchContract.GEMM_ALIGNMENT);

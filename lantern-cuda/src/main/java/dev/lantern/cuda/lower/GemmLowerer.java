@@ -115,13 +115,25 @@ final class GemmLowerer implements KernelLowerer {
             // D's rows are not 16-byte aligned (a 50257-wide vocabulary): cuBLASLt then only has slow
             // kernels (GPT-2's LM head ran at 104 TFLOP/s). The GEMM writes rows ldd apart into scratch,
             // and one strided copy packs them into D: the copy costs far less than what the GEMM gains.
-            GemmSpec padded = spec.withLdd(ldd);
-            Buf scratch = cx.transientBuf(LaunchContract.gemmBytes(padded, 'D'));
-            cx.steps.add(new Step.Gemm(cx.kernel, padded, a.buf(), b.buf(), null, scratch, epi.hasBias() ? bias.buf() : null, 0f));
-            long rows = (long) gemmBatch * m;
-            StridedCopySpec pack = new StridedCopySpec("lt_unpad", List.of(rows, (long) nn), List.of((long) ldd, 1L),
-                    List.of((long) nn, 1L), d.dtype());
-            cx.launch(pack, List.of(ptr(scratch), ptr(d), new Step.I64(rows * nn)));
+            // Rows go in chunks through a bounded scratch (a whole padded copy of 4096 f32 logits rows
+            // would add 785 MiB to the peak); a batched GEMM or a transposed A goes in one piece.
+            int bytes = spec.cdType().bytes;
+            int chunk = gemmBatch == 1 && !ta ? (int) Math.max(1, Math.min(m, PAD_SCRATCH_BYTES / ((long) ldd * bytes))) : m;
+            int rowStep = 256 / java.math.BigInteger.valueOf((long) kk * a.dtype().bytes()).gcd(java.math.BigInteger.valueOf(256)).intValue();
+            chunk = chunk >= m ? m : Math.max(rowStep, chunk / rowStep * rowStep); // each chunk's A starts 256-byte aligned
+            Buf scratch = cx.transientBuf((long) gemmBatch * chunk * ldd * bytes);
+            Buf biasBuf = epi.hasBias() ? bias.buf() : null;
+            for (int row = 0; row < m; row += chunk) {
+                int rows = Math.min(chunk, m - row);
+                GemmSpec part = new GemmSpec(rows, nn, kk, gemmBatch, ta, tb, spec.abType(), spec.cdType(), epi, spec.biasType(), ldd);
+                cx.steps.add(new Step.Gemm(cx.kernel, part, a.buf(), b.buf(), null, scratch, biasBuf, 0f,
+                        (long) row * kk * a.dtype().bytes()));
+                long packed = (long) gemmBatch * rows;
+                StridedCopySpec pack = new StridedCopySpec("lt_unpad", List.of(packed, (long) nn), List.of((long) ldd, 1L),
+                        List.of((long) nn, 1L), d.dtype());
+                long at = (long) row * nn * bytes;
+                cx.launch(pack, List.of(ptr(scratch), new Step.Ptr(d.buf(), packed * nn * bytes, at), new Step.I64(packed * nn)));
+            }
         }
         // what the epilogue could not do, in order: bias, activation, residuals (in place on d)
         List<View> after = new ArrayList<>();
@@ -139,6 +151,9 @@ final class GemmLowerer implements KernelLowerer {
 
     /** Smallest D rows cuBLASLt's fast kernels take (16 bytes); below it a GEMM is too small for padding to pay. */
     static final long PAD_MIN_ELEMENTS = 1L << 20;
+
+    /** Scratch a padded GEMM writes at most at a time (rows in chunks). */
+    static final long PAD_SCRATCH_BYTES = 64L << 20;
 
     /**
      * The leading dimension D is written with: n, or n rounded up to 16 bytes when n·dtype is not a

@@ -64,7 +64,7 @@ public final class LaunchContract {
                 }
                 case Step.Gemm g -> {
                     GemmSpec sp = g.spec();
-                    fits(model, i, s, "A", g.a(), gemmBytes(sp, 'A'));
+                    fits(model, i, s, "A", g.a(), Math.addExact(g.aOffset(), gemmBytes(sp, 'A')));
                     fits(model, i, s, "B", g.b(), gemmBytes(sp, 'B'));
                     if (g.c() != null) {
                         fits(model, i, s, "C", g.c(), gemmBytes(sp, 'D'));

@@ -60,7 +60,18 @@ public sealed interface Step permits Step.Launch, Step.Gemm {
      * {@code d = a·b (+ bias) (epilogue) + beta·c}, row-major (see {@link GemmSpec}); {@code c}
      * and {@code bias} may be null.
      */
-    record Gemm(int kernel, GemmSpec spec, Buf a, Buf b, Buf c, Buf d, Buf bias, float beta) implements Step {
+    record Gemm(int kernel, GemmSpec spec, Buf a, Buf b, Buf c, Buf d, Buf bias, float beta, long aOffset) implements Step {
+        public Gemm {
+            if (aOffset < 0) {
+                throw new IllegalArgumentException("negative A offset " + aOffset);
+            }
+        }
+
+        /** A from the start of its buffer. */
+        public Gemm(int kernel, GemmSpec spec, Buf a, Buf b, Buf c, Buf d, Buf bias, float beta) {
+            this(kernel, spec, a, b, c, d, bias, beta, 0);
+        }
+
         /** FLOPs: 2·m·n·k·batch. */
         public double flops() {
             return 2.0 * spec.m() * spec.n() * spec.k() * spec.batch();

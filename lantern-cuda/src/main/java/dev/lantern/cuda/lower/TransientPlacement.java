@@ -48,7 +48,7 @@ final class TransientPlacement {
                     yield new Step.Launch(l.kernel(), l.spec(), l.source(), args);
                 }
                 case Step.Gemm g -> new Step.Gemm(g.kernel(), g.spec(), placed(g.a(), offset), placed(g.b(), offset),
-                        placed(g.c(), offset), placed(g.d(), offset), placed(g.bias(), offset), g.beta());
+                        placed(g.c(), offset), placed(g.d(), offset), placed(g.bias(), offset), g.beta(), g.aOffset());
             });
         }
         return new Placed(out, plan);

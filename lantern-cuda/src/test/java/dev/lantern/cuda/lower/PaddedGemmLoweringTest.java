@@ -59,6 +59,32 @@ class PaddedGemmLoweringTest {
     }
 
     @Test
+    void largePaddedOutputGoesInChunksThroughBoundedScratch() {
+        int m = 1000;
+        int n = 50257;
+        CudaLowering.Lowered l = lower(m, n, 64, "f32");
+        List<Step.Gemm> gemms = l.steps().stream().filter(s -> s instanceof Step.Gemm).map(s -> (Step.Gemm) s).toList();
+        assertTrue(gemms.size() > 1, "chunks: " + gemms.size());
+        long rows = 0;
+        for (Step.Gemm g : gemms) {
+            assertEquals(rows * 64 * 4, g.aOffset(), "chunk A starts at its first row");
+            assertEquals(0, g.aOffset() % 256);
+            assertTrue(g.d().bytes() <= GemmLowerer.PAD_SCRATCH_BYTES);
+            rows += g.spec().m();
+        }
+        assertEquals(m, rows, "the chunks cover every row once");
+        long packedAt = 0;
+        for (Step s : l.steps()) {
+            if (s instanceof Step.Launch x && x.spec() instanceof StridedCopySpec) {
+                Step.Ptr dst = (Step.Ptr) x.args().get(1);
+                assertEquals(packedAt, dst.offset());
+                packedAt += dst.extent();
+            }
+        }
+        assertEquals((long) m * n * 4, packedAt, "the packing copies fill D exactly");
+    }
+
+    @Test
     void alignedOrSmallOutputsStayDense() {
         for (int[] s : new int[][] {{64, 50256, 64}, {7, 1001, 16}}) {
             CudaLowering.Lowered l = lower(s[0], s[1], s[2], "f32");
