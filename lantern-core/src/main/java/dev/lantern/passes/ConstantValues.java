@@ -4,8 +4,6 @@ import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
 import dev.lantern.tensor.Tensor;
 
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -13,18 +11,22 @@ import java.util.Map;
  * causal mask, RoPE's cos and sin) rather than guess it from a shape. A {@code constant} node is
  * always known; a {@code param} is known when the source has its value: an importer that folded
  * the table knows it, a graph read from IR text does not (its rules then match nothing that needs
- * a table). Values are row-major doubles of the node's declared shape; a table larger than
- * {@link #MAX_ELEMENTS} is not read (no mask or rotary table is that large, and reading a weight
- * matrix to find out costs its size).
+ * a table). Tables are read in place, element by element (a batch-8, 2048-token causal mask is
+ * 33.5M elements: no copy of it is made), and rules ask only for the operands in a pattern's
+ * table positions, stopping at the first element that does not fit.
  */
 public final class ConstantValues {
     /** No param values: only {@code constant} nodes are known. */
     public static final ConstantValues NONE = new ConstantValues(Map.of());
 
-    static final long MAX_ELEMENTS = 1L << 24;
+    /** The elements of a known constant in row-major order of its node's shape. */
+    interface Table {
+        long size();
+
+        double at(long i);
+    }
 
     private final Map<String, Tensor> params;
-    private final Map<String, double[]> cache = new HashMap<>();
 
     private ConstantValues(Map<String, Tensor> params) {
         this.params = params;
@@ -35,33 +37,42 @@ public final class ConstantValues {
         return new ConstantValues(Map.copyOf(paramsByName));
     }
 
-    /** The value of {@code n} as row-major doubles of its shape, or {@code null} when unknown or too large. */
-    double[] of(Node n) {
-        if (n == null || n.type().shape().numel() > MAX_ELEMENTS || !n.type().dtype().isFloating()) {
+    /** The value of {@code n}, or {@code null} when it is not a known floating constant of its declared shape. */
+    Table of(Node n) {
+        if (n == null || !n.type().dtype().isFloating()) {
             return null;
         }
+        long size = n.type().shape().numel();
         if (n.op() == Op.CONSTANT) {
-            double[] v = new double[(int) n.type().shape().numel()];
-            Arrays.fill(v, n.attrs().getDouble("value", Double.NaN));
-            return v;
+            double v = n.attrs().getDouble("value", Double.NaN);
+            return new Table() {
+                public long size() {
+                    return size;
+                }
+
+                public double at(long i) {
+                    return v;
+                }
+            };
         }
-        if (n.op() != Op.PARAM) {
+        Tensor t = n.op() == Op.PARAM ? params.get(n.attrs().getString("name", n.name())) : null;
+        if (t == null || !t.shape().equals(n.type().shape()) || !t.dtype().isFloating()) {
             return null;
         }
-        String name = n.attrs().getString("name", n.name());
-        Tensor t = params.get(name);
-        if (t == null || !t.shape().equals(n.type().shape())) {
-            return null;
-        }
-        return cache.computeIfAbsent(name, k -> t.toDoubles());
+        return new Table() {
+            public long size() {
+                return size;
+            }
+
+            public double at(long i) {
+                return t.get(i);
+            }
+        };
     }
 
     /** The value of a one-element constant or param, or {@code null}. */
     Double scalar(Node n) {
-        if (n == null || n.type().shape().numel() != 1) {
-            return null;
-        }
-        double[] v = of(n);
-        return v == null ? null : v[0];
+        Table t = n == null || n.type().shape().numel() != 1 ? null : of(n);
+        return t == null ? null : t.at(0);
     }
 }

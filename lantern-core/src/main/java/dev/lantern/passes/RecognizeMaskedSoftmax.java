@@ -116,15 +116,15 @@ public final class RecognizeMaskedSoftmax implements Pass {
         if (s != scores.dim(-1) || m.dim(-2) != s || m.dim(-1) != s) {
             return false; // only the square case: queries and keys from position 0
         }
-        double[] v = values.of(mask);
+        ConstantValues.Table v = values.of(mask);
         if (v == null) {
             return false;
         }
-        for (int i = 0; i < v.length; i++) {
-            int row = (int) (i / s % s);
-            int col = (int) (i % s);
-            boolean ok = col <= row ? v[i] == 0 : scale * v[i] <= MASKED;
-            if (!ok) {
+        for (long i = 0; i < v.size(); i++) {
+            long row = i / s % s;
+            long col = i % s;
+            double e = v.at(i);
+            if (col <= row ? e != 0 : !(scale * e <= MASKED)) {
                 return false;
             }
         }

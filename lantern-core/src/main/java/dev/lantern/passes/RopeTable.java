@@ -31,7 +31,7 @@ final class RopeTable {
     private static final double ULP = Math.pow(2, -23);
 
     /** The base that both tables agree with for x of shape {@code x}, or {@code null}. */
-    static Double base(double[] cos, Shape cosShape, double[] sin, Shape sinShape, Shape x) {
+    static Double base(ConstantValues.Table cos, Shape cosShape, ConstantValues.Table sin, Shape sinShape, Shape x) {
         if (cos == null || sin == null || !fits(cosShape, x) || !fits(sinShape, x)) {
             return null;
         }
@@ -58,15 +58,15 @@ final class RopeTable {
         return true;
     }
 
-    private static Set<Double> candidates(double[] cos, double[] sin, int s, int d) {
+    private static Set<Double> candidates(ConstantValues.Table cos, ConstantValues.Table sin, int s, int d) {
         Set<Double> c = new LinkedHashSet<>();
         if (s < 2 || d < 4) {
             c.add(10000.0); // θ₁ is not in the table (one position, or θ₀ = 1 only): any base gives it
             return c;
         }
-        double t1 = Math.atan2(sin[d + 1], cos[d + 1]); // row 1, column 1
+        double t1 = Math.atan2(sin.at(d + 1), cos.at(d + 1)); // row 1, column 1
         int last = s - 1;
-        double a = Math.atan2(sin[last * d + 1], cos[last * d + 1]);
+        double a = Math.atan2(sin.at((long) last * d + 1), cos.at((long) last * d + 1));
         double turns = Math.rint((last * t1 - a) / (2 * Math.PI));
         double theta = (a + 2 * Math.PI * turns) / last;
         if (!(theta > 0)) {
@@ -83,17 +83,17 @@ final class RopeTable {
         return c;
     }
 
-    private static boolean matches(double[] t, int s, int d, double base, boolean cos) {
+    private static boolean matches(ConstantValues.Table t, int s, int d, double base, boolean cos) {
         int h = d / 2;
         double[] theta = new double[h];
         for (int i = 0; i < h; i++) {
             theta[i] = Math.pow(base, -2.0 * i / d);
         }
-        for (int k = 0; k < t.length; k++) {
-            int p = k / d % s;
-            double angle = p * theta[k % d % h];
+        for (long k = 0; k < t.size(); k++) {
+            long p = k / d % s;
+            double angle = p * theta[(int) (k % d % h)];
             double want = cos ? Math.cos(angle) : Math.sin(angle);
-            if (!(Math.abs(t[k] - want) <= 4 * ULP * (1 + Math.abs(angle)))) {
+            if (!(Math.abs(t.at(k) - want) <= 4 * ULP * (1 + Math.abs(angle)))) {
                 return false;
             }
         }
