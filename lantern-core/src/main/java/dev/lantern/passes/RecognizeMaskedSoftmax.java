@@ -9,6 +9,7 @@ import dev.lantern.ir.Verifier;
 import dev.lantern.passes.Rule.Rewrite;
 
 import java.util.List;
+import java.util.function.DoublePredicate;
 
 /**
  * recognize-masked-softmax: fold what exporters write around attention scores into the softmax's
@@ -17,13 +18,16 @@ import java.util.List;
  *   softmax(mul(x, c)) {scale=s}            ->  softmax(x) {scale=s·c}       c a one-element constant
  *   softmax(div(x, c)) {scale=s}            ->  softmax(x) {scale=s/c}
  *   softmax(add(x, M)) {causal=false, s}    ->  softmax(x) {causal=true, s}  M a causal mask
+ *   softmax(add(mul(x, K), M)) {s}          ->  softmax(x) {causal=true, s}  K its 0/1 keep table
  *   matmul(q, permute(k) {p}) -> softmax    ->  matmul(q, permute(k) {p'}) {transpose_b}
  * </pre>
  * M is a constant whose every element is read and checked: its last two axes are (s, t) with
  * s = t (the square case, mask aligned to the diagonal, as the causal softmax masks key j > query
  * i), 0 where j ≤ i, and where j > i a value v with scale·v ≤ {@value #MASKED} (−inf included),
  * so that its weight exp(scale·v) is 0 in float64 as in the causal softmax; its leading axes
- * broadcast over the scores (batch, heads) without enlarging them. Anything else — a mask shifted
+ * broadcast over the scores (batch, heads) without enlarging them. K, checked the same way, is 1 on
+ * and below the diagonal and 0 above: the ONNX importer's form of {@code where(causal, scores,
+ * fill)}, as GPT-2 exports from older transformers write the mask. Anything else — a mask shifted
  * by one, a padding mask, one computed at run time — is left as it is and runs op by op.
  *
  * <p>The last rule: GPT-2 and BERT exports take kᵀ as one permute of (b, t, h, d) to (b, h, d, t),
@@ -95,21 +99,43 @@ public final class RecognizeMaskedSoftmax implements Pass {
             return null;
         }
         double scale = n.attrs().getDouble("scale", 1.0);
+        if (scale <= 0) {
+            return null;
+        }
         for (int side = 0; side < 2; side++) {
             Node x = cx.in(a, side);
             Node mask = cx.in(a, 1 - side);
-            if (x.type().equals(a.type()) && isCausalMask(mask, x.type().shape(), scale)) {
-                return Rewrite.to(new Node(n.name(), Op.SOFTMAX, List.of(x.name()), n.attrs().with("causal", true), n.type()));
+            if (x.type().equals(a.type()) && isCausal(mask, x.type().shape(), e -> e == 0, e -> scale * e <= MASKED)) {
+                String scores = x.name();
+                Node kept = x.op() == Op.MUL && cx.onlyUsedBy(x.name(), a) ? keptBy(x, cx) : null;
+                if (kept != null) {
+                    scores = kept.name(); // where(causal, scores, fill) as the importer writes it: scores·keep + fill
+                }
+                return Rewrite.to(new Node(n.name(), Op.SOFTMAX, List.of(scores), n.attrs().with("causal", true), n.type()));
             }
         }
         return null;
     }
 
-    /** Whether {@code mask}'s every element is the causal mask of {@code scores} (see the class comment). */
-    private boolean isCausalMask(Node mask, Shape scores, double scale) {
+    /** For mul(y, K) with K the causal keep table (1 on and below the diagonal, 0 above): y; else null. */
+    private Node keptBy(Node m, RewriteContext cx) {
+        for (int side = 0; side < 2; side++) {
+            Node y = cx.in(m, side);
+            if (y.type().equals(m.type()) && isCausal(cx.in(m, 1 - side), y.type().shape(), e -> e == 1, e -> e == 0)) {
+                return y;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Whether {@code mask} is a causal table for {@code scores} (see the class comment): square, its every
+     * element {@code kept} on and below the diagonal and {@code masked} above it.
+     */
+    private boolean isCausal(Node mask, Shape scores, DoublePredicate kept, DoublePredicate masked) {
         Shape m = mask.type().shape();
         int r = scores.rank();
-        if (r < 2 || m.rank() < 2 || m.rank() > r || scale <= 0) {
+        if (r < 2 || m.rank() < 2 || m.rank() > r) {
             return false;
         }
         int s = scores.dim(-2);
@@ -124,7 +150,7 @@ public final class RecognizeMaskedSoftmax implements Pass {
             long row = i / s % s;
             long col = i % s;
             double e = v.at(i);
-            if (col <= row ? e != 0 : !(scale * e <= MASKED)) {
+            if (!(col <= row ? kept.test(e) : masked.test(e))) {
                 return false;
             }
         }

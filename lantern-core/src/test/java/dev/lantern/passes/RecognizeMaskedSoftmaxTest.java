@@ -91,6 +91,40 @@ class RecognizeMaskedSoftmaxTest {
     }
 
     @Test
+    void whereFormFromOlderGpt2Exports() {
+        // where(causal, scores / √d, -1e4) as the importer writes it: (scores / √d) · keep + fill
+        String body = """
+                  %q = input {name="q"} : f32[1,2,8,16]
+                  %k = input {name="k"} : f32[1,2,8,16]
+                  %0 = matmul(%q, %k) {transpose_b=true} : f32[1,2,8,8]
+                  %d = param {name="d"} : f32[]
+                  %1 = div(%0, %d) : f32[1,2,8,8]
+                  %keep = param {name="keep"} : f32[1,1,8,8]
+                  %2 = mul(%1, %keep) : f32[1,2,8,8]
+                  %fill = param {name="fill"} : f32[1,1,8,8]
+                  %3 = add(%2, %fill) : f32[1,2,8,8]
+                  %4 = softmax(%3) : f32[1,2,8,8]
+                  return %4
+                """;
+        int[] dims = {1, 1, S, S};
+        Tensor keep = RecognizeCase.table(dims, i -> i % S <= i / S % S ? 1 : 0);
+        RecognizeCase c = RecognizeCase.of(body, Map.of("d", scalar(4), "keep", keep, "fill", mask(dims, 0, -1e4)));
+        Graph g = new RecognizeMaskedSoftmax(c.values()).run(c.graph());
+        Node sm = only(g, Op.SOFTMAX);
+        assertEquals(true, sm.attrs().getBool("causal", false));
+        assertEquals(0.25, sm.attrs().getDouble("scale", 0));
+        assertEquals("0", sm.input(0));
+        c.assertSameMeaning(g, 1e-12);
+        // a keep table that is not the causal one (1 at one place above the diagonal) stays a mul: only the
+        // fill, a causal mask by itself, goes into the softmax
+        Tensor other = RecognizeCase.table(dims, i -> i % S <= i / S % S || i == 3 ? 1 : 0);
+        RecognizeCase near = RecognizeCase.of(body, Map.of("d", scalar(4), "keep", other, "fill", mask(dims, 0, -1e4)));
+        Graph ng = new RecognizeMaskedSoftmax(near.values()).run(near.graph());
+        assertEquals(Op.MUL, ng.node(only(ng, Op.SOFTMAX).input(0)).op(), ng.toString());
+        near.assertSameMeaning(ng, 1e-12);
+    }
+
+    @Test
     void gpt2KeyPermuteBecomesTransposeB() {
         // GPT-2 and BERT: k (b, t, h, d) permuted to (b, h, d, t) in one step
         RecognizeCase c = RecognizeCase.of("""
