@@ -18,6 +18,7 @@ public final class Passes {
         register(Canonicalize::new);
         register(VerifyPass::new);
         register(LayoutNormalize::new);
+        register(RecognizeFlatLinear::new);
         register(RecognizeGelu::new);
         register(RecognizeRope::new);
         register(RecognizeMaskedSoftmax::new);

@@ -18,7 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The decoders' exported attention becomes Lantern's ops: after import and the standard pipeline, the
  * LLaMA and GPT-2 fixtures (two layers) have one causal attention op per layer and no softmax left
  * (the scale and the causal mask folded in), and LLaMA's rotary embedding is rope ops (or rope inside
- * the attention), with no slice/neg/concat rotate-half left. ModelFixturesTest checks the numbers.
+ * the attention), with no slice/neg/concat rotate-half left; GPT-2's written-out tanh GELU is in its GEMM's
+ * epilogue. ModelFixturesTest checks the numbers.
  */
 class RecognizedFixturesTest {
     private static final int LAYERS = 2;
@@ -37,6 +38,12 @@ class RecognizedFixturesTest {
         }
         assertEquals(0, ops(g, Op.SOFTMAX).size(), g.toString());
         assertEquals(0, ops(g, Op.NEG).size() + ops(g, Op.CONCAT).size(), g.toString());
+        if (family.equals("gpt2")) {
+            // the tanh GELU written out, after a Conv1D's flattened matmul: in the GEMM's epilogue
+            long geluGemms = ops(g, Op.GEMM).stream().filter(n -> n.attrs().getString("act", "").equals("gelu_tanh")).count();
+            assertEquals(LAYERS, geluGemms, g.toString());
+            assertEquals(0, ops(g, Op.TANH).size() + ops(g, Op.GELU).size(), g.toString());
+        }
         if (family.equals("llama")) {
             long inAttention = attention.stream().filter(a -> a.attrs().getBool("rope", false)).count();
             assertEquals(2 * LAYERS, ops(g, Op.ROPE).size() + 2 * inAttention, "rope on q and k of each layer: " + g);
