@@ -18,6 +18,10 @@ public final class Passes {
         register(Canonicalize::new);
         register(VerifyPass::new);
         register(LayoutNormalize::new);
+        register(RecognizeFlatLinear::new);
+        register(RecognizeGelu::new);
+        register(RecognizeRope::new);
+        register(RecognizeMaskedSoftmax::new);
         register(FuseAttention::new);
         register(() -> new Autocast(DType.BF16));
         register(() -> new Autocast(DType.F16));

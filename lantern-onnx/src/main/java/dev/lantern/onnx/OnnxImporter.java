@@ -7,6 +7,9 @@ import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.TensorType;
 import dev.lantern.ir.Verifier;
+import dev.lantern.passes.ConstantValues;
+import dev.lantern.passes.Recognize;
+import dev.lantern.tensor.Tensor;
 import onnx.Onnx.GraphProto;
 import onnx.Onnx.ModelProto;
 import onnx.Onnx.NodeProto;
@@ -19,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -31,7 +35,8 @@ import java.util.Set;
  *   <li>bind each input's symbolic dims ("batch", "sequence") from the shapes given, consistently across inputs;</li>
  *   <li>import the nodes in order through the {@link OpImporters} table: shape arithmetic folds on the host,
  *       the rest becomes Lantern ops; initializers become params when a run-time op reads them;</li>
- *   <li>verify the graph.</li>
+ *   <li>verify the graph; recognise the patterns whose constant tables must be read (rotary embeddings, the
+ *       softmax's scale and causal mask: {@link Recognize}).</li>
  * </ol>
  *
  * Every failure is an {@link OnnxImportException} naming the node, its op type and the opset.
@@ -91,7 +96,14 @@ public final class OnnxImporter {
             throw new OnnxImportException("graph: " + e.getMessage(), e);
         }
         Verifier.verify(graph);
-        return new ImportedModel(graph, c.params());
+        // Causal masks and rotary tables are folded to constants by now; the rules that must read their values
+        // (not guess from a shape) run here, where the values are known, rather than in the pipeline.
+        graph = Recognize.run(graph, ConstantValues.of(c.params()));
+        Set<String> used = new HashSet<>();
+        graph.params().forEach(p -> used.add(p.attrs().getString("name", p.name())));
+        Map<String, Tensor> params = new LinkedHashMap<>(c.params());
+        params.keySet().retainAll(used);
+        return new ImportedModel(graph, params);
     }
 
     private static void importNode(NodeProto n, ImportContext c) {
