@@ -96,9 +96,30 @@ public final class MemoryPlanner {
                 l[1] = Math.max(kernels.size() - 1, l[1]);
             }
         }
+        keepSlicedSources(kernels, life);
         List<Buffer> r = new ArrayList<>();
         life.forEach((v, l) -> r.add(new Buffer(v, size.get(v), l[0], l[1])));
         return r;
+    }
+
+    /**
+     * A slice read only by attention kernels may be read in place from its source (the CUDA
+     * backend does: GPT-2's q|k|v columns), so the source lives as long as the slice is read.
+     */
+    private static void keepSlicedSources(List<Kernel> kernels, Map<String, int[]> life) {
+        for (Kernel k : kernels) {
+            if (k.node().op() != dev.lantern.ir.Op.SLICE || k.inputs().isEmpty()) {
+                continue;
+            }
+            String out = k.output().value();
+            boolean onlyAttention = kernels.stream().allMatch(r -> r.node().op() == dev.lantern.ir.Op.ATTENTION
+                    || r.inputs().stream().noneMatch(o -> o.storage().equals(out)));
+            int[] sliced = life.get(out);
+            int[] source = life.get(k.inputs().getFirst().storage());
+            if (onlyAttention && sliced != null && source != null) {
+                source[1] = Math.max(source[1], sliced[1]);
+            }
+        }
     }
 
     /** The value whose storage {@code value} reads: itself, or the base of the free view chain it is. */

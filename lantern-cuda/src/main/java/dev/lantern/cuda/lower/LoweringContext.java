@@ -38,6 +38,8 @@ final class LoweringContext {
     final Map<String, Buf> sums = new HashMap<>();
     /** Storage of every graph output: a value that must survive the forward. */
     final Set<String> outputStorage;
+    /** Slice outputs read in place from their source (value name -> alias), see {@link SliceAlias}. */
+    final Map<String, SliceAlias> aliases = new HashMap<>();
     private int transients;
     int kernel;
 
@@ -59,6 +61,10 @@ final class LoweringContext {
 
     /** Operand {@code o} as a kernel reads it: its storage's buffer (constants are uploaded by the executor), at its strides. */
     View view(Operand o) {
+        SliceAlias alias = aliases.get(o.storage());
+        if (alias != null) {
+            return alias.view(o);
+        }
         return new View(Buf.value(o.storage(), o.storageBytes()), o.dtype(), o.shape(), o.strides());
     }
 
@@ -139,7 +145,7 @@ final class LoweringContext {
         for (int i = 0; i < d.length; i++) {
             d[i] = v.shape().dim(i);
         }
-        return new Step.Ptr(v.buf(), LaunchContract.extentBytes(d, v.strides(), v.dtype().bytes()));
+        return new Step.Ptr(v.buf(), LaunchContract.extentBytes(d, v.strides(), v.dtype().bytes()), v.offset() * v.dtype().bytes());
     }
 
     static Step.Ptr ptr(Buf b) {

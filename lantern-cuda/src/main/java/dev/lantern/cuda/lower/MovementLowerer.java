@@ -34,6 +34,11 @@ final class MovementLowerer implements KernelLowerer {
         View x = cx.in(k, 0);
         View o = cx.out(k);
         requireSameDtype(x, o, "slice");
+        SliceAlias alias = SliceAlias.of(k, cx.kernel, x, cx);
+        if (alias != null) {
+            cx.aliases.put(k.output().value(), alias); // its readers take it in place: no copy
+            return;
+        }
         int axis = axis(k.node().attrs().getInt("axis", 0), o.shape().rank());
         long start = k.node().attrs().getInt("start", 0);
         int bytes = x.dtype().bytes();
