@@ -8,7 +8,8 @@ import static dev.lantern.cpu.CpuConfig.F;
 
 /**
  * Fused attention, flash-style: out = softmax(scale·q·kᵀ, causal)·v with q (B, H, S, D),
- * k (B, H, T, D), v (B, H, T, E), out (B, H, S, E). Never materialises the (S, T) scores: each
+ * k (B, HK, T, D), v (B, HK, T, E), out (B, H, S, E); query head i reads K/V head i / (H / HK)
+ * (grouped-query attention, read in place: no per-head copies of k and v). Never materialises the (S, T) scores: each
  * task takes a block of queries of one (batch, head), walks the keys in blocks, and keeps per
  * query a running max m, a running sum l and an unnormalised accumulator (online softmax):
  * m' = max(m, max_j s_j); acc = acc·e^(m−m') + Σ_j e^(s_j−m')·v_j; l = l·e^(m−m') + Σ_j e^(s_j−m').
@@ -29,19 +30,20 @@ public final class Attention {
         int d = q.shape().dim(3);
         int t = k.shape().dim(2);
         int e = v.shape().dim(3);
+        int group = h / Math.max(1, k.shape().dim(1)); // grouped-query attention: head reads K/V head head / group
         int qBlocks = (s + QB - 1) / QB;
         Parallel.forEach(b * h * qBlocks, task -> {
             int qb = task % qBlocks;
             int head = task / qBlocks % h;
             int batch = task / qBlocks / h;
-            block(q, k, v, out, scale, causal, batch, head, qb * QB, Math.min(s, qb * QB + QB), d, t, e);
+            block(q, k, v, out, scale, causal, batch, head, head / group, qb * QB, Math.min(s, qb * QB + QB), d, t, e);
         });
     }
 
     private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
 
     private static void block(View q, View k, View v, View out, float scale, boolean causal,
-                              int batch, int head, int q0, int q1, int d, int t, int e) {
+                              int batch, int head, int kvHead, int q0, int q1, int d, int t, int e) {
         int nq = q1 - q0;
         float[][] sc = scratch(d, e);
         float[] qs = sc[0];   // (QB, d), pre-multiplied by scale
@@ -63,8 +65,8 @@ public final class Attention {
         for (int k0 = 0; k0 < kEnd; k0 += KB) {
             int nk = Math.min(KB, kEnd - k0);
             for (int j = 0; j < nk; j++) {
-                Convert.load(k.segment(), k.dtype(), off(k, batch, head, k0 + j), k.strides()[3], ks, j * d, d);
-                Convert.load(v.segment(), v.dtype(), off(v, batch, head, k0 + j), v.strides()[3], vs, j * e, e);
+                Convert.load(k.segment(), k.dtype(), off(k, batch, kvHead, k0 + j), k.strides()[3], ks, j * d, d);
+                Convert.load(v.segment(), v.dtype(), off(v, batch, kvHead, k0 + j), v.strides()[3], vs, j * e, e);
             }
             for (int j = 0; j < nk; j++) {
                 for (int c = 0; c < d; c++) {

@@ -15,10 +15,14 @@ import java.util.List;
  * score matrix is never written. Algorithm (rules to a fixed point):
  * <pre>
  *   matmul(softmax(matmul(q, k) {transpose_b}) {causal, scale}, v)  ->  attention(q, k, v) {causal, scale}
+ *   attention(q, repeat(k), repeat(v))                              ->  attention(q, k, v)   (k, v with fewer heads)
  *   attention(rope(q), rope(k), v)                                  ->  attention(q, k, v) {rope=true, rope_base}
  *   permute(attention(q, k, v)) {perm}                              ->  attention(q, k, v) {out_perm=perm}
  * </pre>
- * Each absorbed value must have no other reader (it is not materialised any more). Bytes saved per
+ * Each absorbed value must have no other reader (it is not materialised any more). A repeat of
+ * the K/V heads ({@link RepeatedHeads}: concat or gather of copies) is dropped, since attention
+ * reads K/V head i / (h / hk) for query head i: the copies are never made, and a rope under the
+ * repeat of k meets the attention directly. Bytes saved per
  * match: the scores and probabilities, 2 · b·h·s·t · dtype bytes written and read, which is always
  * positive, so there is no cost test. Runs before autocast so that the whole attention, and not its
  * pieces, is what autocast puts in bf16.
@@ -43,6 +47,22 @@ public final class FuseAttention implements Pass {
                     return Rewrite.to(Build.named(cx, n.name(), Op.ATTENTION, a, qkv));
                 } catch (TypeException notAttentionShaped) {
                     return null; // e.g. rank-3 operands or broadcast batch dims: left as matmuls
+                }
+            }),
+            Rule.of("repeat-kv-into-attention", (n, cx) -> {
+                if (n.op() != Op.ATTENTION) {
+                    return null;
+                }
+                String k = RepeatedHeads.source(cx, n.input(1), n);
+                String v = RepeatedHeads.source(cx, n.input(2), n);
+                if (k == null && v == null) {
+                    return null;
+                }
+                List<String> in = List.of(n.input(0), k == null ? n.input(1) : k, v == null ? n.input(2) : v);
+                try {
+                    return Rewrite.to(Build.named(cx, n.name(), Op.ATTENTION, n.attrs(), in));
+                } catch (TypeException headsDiffer) {
+                    return null; // only k or v repeated: k and v must have the same number of heads
                 }
             }),
             Rule.of("rope-into-attention", (n, cx) -> {
@@ -75,7 +95,7 @@ public final class FuseAttention implements Pass {
 
     @Override
     public String summary() {
-        return "matmul(q,kᵀ) -> softmax(scale, causal) -> matmul(.,v) [+ rope on q,k, + output permute] into one attention op";
+        return "matmul(q,kᵀ) -> softmax(scale, causal) -> matmul(.,v) [+ K/V head repeats, + rope on q,k, + output permute] into one attention op";
     }
 
     @Override

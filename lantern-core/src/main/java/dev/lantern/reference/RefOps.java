@@ -319,9 +319,14 @@ final class RefOps {
 
     // ---------------------------------------------------------------- attention
 
-    /** softmax(scale·q·kᵀ, causal)·v with q (b,h,s,d), k (b,h,t,d), v (b,h,t,e). */
+    /**
+     * softmax(scale·q·kᵀ, causal)·v with q (b,h,s,d), k (b,hk,t,d), v (b,hk,t,e): query head i reads
+     * K/V head i / (h / hk) (grouped-query attention; hk = h is plain attention).
+     */
     static RefTensor attention(RefTensor q, RefTensor k, RefTensor v, double scale, boolean causal, Shape outShape) {
-        int bh = q.shape().dim(0) * q.shape().dim(1);
+        int h = q.shape().dim(1);
+        int hk = k.shape().dim(1);
+        int bh = q.shape().dim(0) * h;
         int s = q.shape().dim(2);
         int d = q.shape().dim(3);
         int t = k.shape().dim(2);
@@ -329,13 +334,14 @@ final class RefOps {
         double[] out = new double[bh * s * e];
         double[] p = new double[t];
         for (int g = 0; g < bh; g++) {
+            int kv = g / h * hk + g % h / (h / hk); // (batch, K/V head) of query (batch, head) g
             for (int i = 0; i < s; i++) {
                 int limit = causal ? Math.min(t, i + 1) : t;
                 double max = Double.NEGATIVE_INFINITY;
                 for (int j = 0; j < limit; j++) {
                     double dot = 0;
                     for (int c = 0; c < d; c++) {
-                        dot += q.data()[(g * s + i) * d + c] * k.data()[(g * t + j) * d + c];
+                        dot += q.data()[(g * s + i) * d + c] * k.data()[(kv * t + j) * d + c];
                     }
                     p[j] = scale * dot;
                     max = Math.max(max, p[j]);
@@ -348,7 +354,7 @@ final class RefOps {
                 for (int c = 0; c < e; c++) {
                     double acc = 0;
                     for (int j = 0; j < limit; j++) {
-                        acc += p[j] * v.data()[(g * t + j) * e + c];
+                        acc += p[j] * v.data()[(kv * t + j) * e + c];
                     }
                     out[(g * s + i) * e + c] = acc / sum;
                 }

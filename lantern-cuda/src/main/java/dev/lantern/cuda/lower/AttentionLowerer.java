@@ -56,7 +56,7 @@ final class AttentionLowerer implements KernelLowerer {
                 // the planned scratch holds the roped q and k; the not-yet-written output is the
                 // staging buffer of the (b, h, s, d) copies, so no transient memory is needed
                 boolean planned = qw != null && kw != null && qw.dtype() == q.dtype() && kw.dtype() == k.dtype()
-                        && o.dtype() == q.dtype() && o.shape().numel() >= qs.numel();
+                        && o.dtype() == q.dtype() && o.shape().numel() >= qs.numel() && o.shape().numel() >= k.shape().numel();
                 if (!queryInside) {
                     q = planned ? RopeLowerer.ropedInto(cx, q, base, o.buf(), LoweringContext.workspace(qw)) : RopeLowerer.roped(cx, q, base);
                 }
