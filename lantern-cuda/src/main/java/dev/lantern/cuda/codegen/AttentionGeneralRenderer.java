@@ -35,7 +35,7 @@ final class AttentionGeneralRenderer {
             e.line("const long long bh = blockIdx.x / qblocks;");
             e.line("const int row = (int) (blockIdx.x % qblocks) * WARPS + warp;");
             e.line("if (row >= seq_q) return;");
-            AttentionParams.emitBases(e, t);
+            AttentionParams.emitBases(e, t, spec.group());
             e.line("float qv[DL], acc[DL];");
             e.unrolled("i", "DL", () -> {
                 e.line("const int c = lane + 32 * i;");

@@ -84,7 +84,7 @@ final class AttentionMmaRenderer {
             e.line("const int qblocks = (seq_q + BR - 1) / BR;");
             e.line("const long long bh = blockIdx.x / qblocks;");
             e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
-            AttentionParams.emitBases(e, "T");
+            AttentionParams.emitBases(e, "T", spec.group());
             e.line("const unsigned sQ = (unsigned) __cvta_generic_to_shared(lt_smem);");
             boolean twoStages = tile.stages() == 2;
             if (twoStages) {

@@ -30,22 +30,43 @@ final class AttentionParams {
                 + String.join(", ", params.stream().map(KernelParam::toString).toList()) + ")";
     }
 
-    /** Pointers to this (batch, head)'s matrices: {@code bh} = batch * heads + head. */
-    static void emitBases(CudaEmitter e, String t) {
-        emitBases(e, t, true);
+    /**
+     * Pointers to this (batch, head)'s matrices: {@code bh} = batch * heads + head; k and v those of
+     * K/V head {@link #kvHead} (head / group with grouped-query attention).
+     */
+    static void emitBases(CudaEmitter e, String t, int group) {
+        emitBases(e, t, true, group);
     }
 
-    /** As {@link #emitBases(CudaEmitter, String)}; without {@code inputs} only o's (tensor maps address q, k, v). */
-    static void emitBases(CudaEmitter e, String t, boolean inputs) {
+    /** As {@link #emitBases(CudaEmitter, String, int)}; without {@code inputs} only o's (tensor maps address q, k, v). */
+    static void emitBases(CudaEmitter e, String t, boolean inputs, int group) {
         e.line("const long long bi = bh / heads, hi = bh % heads;");
+        if (group > 1) {
+            e.linef("const long long hkv = hi / %d;  // grouped-query attention: the K/V head this query head reads", group);
+        }
         if (!inputs) {
             e.line(t + "* __restrict__ ob = o + bi * o_sb + hi * o_sh;");
             return;
         }
+        String kv = kvHead(group);
         e.line("const " + t + "* __restrict__ qb = q + bi * q_sb + hi * q_sh;");
-        e.line("const " + t + "* __restrict__ kb = k + bi * k_sb + hi * k_sh;");
-        e.line("const " + t + "* __restrict__ vb = v + bi * v_sb + hi * v_sh;");
+        e.line("const " + t + "* __restrict__ kb = k + bi * k_sb + " + kv + " * k_sh;");
+        e.line("const " + t + "* __restrict__ vb = v + bi * v_sb + " + kv + " * v_sh;");
         e.line(t + "* __restrict__ ob = o + bi * o_sb + hi * o_sh;");
+    }
+
+    /** The variable {@link #emitBases} declares for the K/V head: {@code hi} itself without groups. */
+    static String kvHead(int group) {
+        return group > 1 ? "hkv" : "hi";
+    }
+
+    /**
+     * The name of the tensor map over {@code which} ("q", "k", "v") in boxes of {@code rows} rows:
+     * {@code tm_<which>_<rows>}, and {@code _g<group>} on k and v with grouped-query attention, so
+     * that {@code TensorMaps} encodes them over heads / group heads.
+     */
+    static String tensorMap(String which, int rows, int group) {
+        return "tm_" + which + "_" + rows + (group > 1 && !which.equals("q") ? "_g" + group : "");
     }
 
     /** cp.async helpers: a 16-byte copy that zero-fills past the end, commit, and waits. */

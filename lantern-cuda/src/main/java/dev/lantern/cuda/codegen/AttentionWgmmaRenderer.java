@@ -131,7 +131,7 @@ final class AttentionWgmmaRenderer {
     void emitTileStart(CudaEmitter e) {
         e.line("const long long bh = tile / qblocks;");
         e.line("const int q0 = (qblocks - 1 - (int) (tile % qblocks)) * BR;  // the head's heaviest causal block first");
-        AttentionParams.emitBases(e, "T", false);
+        AttentionParams.emitBases(e, "T", false, spec.group());
         emitKeyTiles(e);
     }
 

@@ -14,7 +14,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * attention: the fused kernel with q/k/v/o strides ({@code out_perm} becomes o's strides).
+ * attention: the fused kernel with q/k/v/o strides ({@code out_perm} becomes o's strides). k and
+ * v may have fewer heads than q (grouped-query attention): the spec's group makes query head h
+ * read K/V head h / group through k's and v's own strides, so no per-head copy is made.
  * {@code rope=true}: when the target's own attention tile can rotate q and k itself (Hopper, two
  * consumer warpgroups and TMA: {@link AttentionSpec#ropeFusable}; not the default tile) the kernel
  * reads them unrotated, in place; otherwise k is first roped into the kernel's planned scratch,
@@ -32,7 +34,8 @@ final class AttentionLowerer implements KernelLowerer {
         Shape qs = q.shape();
         int d = qs.dim(3);
         AttentionSpec spec = new AttentionSpec("lt_attention", qs.dim(0), qs.dim(1), qs.dim(2), k.shape().dim(2), d,
-                n.attrs().getBool("causal", false), n.attrs().getDouble("scale", 1.0 / Math.sqrt(d)), q.dtype());
+                n.attrs().getBool("causal", false), n.attrs().getDouble("scale", 1.0 / Math.sqrt(d)), q.dtype())
+                .withGroup(Math.toIntExact(qs.dim(1) / k.shape().dim(1))); // grouped-query: K/V head h / group, read in place
         if (n.attrs().getBool("rope", false)) {
             double base = n.attrs().getDouble("rope_base", 10000.0);
             // inside the kernel only when the session's own tile rotates (not the default: there the rotation
