@@ -92,6 +92,27 @@ class RepeatKvAttentionTest {
         }
     }
 
+    /**
+     * The LLaMA fixture's repeat_kv (2 K/V heads, 4 query heads) imports as gathers of a constant 0
+     * (which the repeat rule reads), and once its attention is fused, that attention reads the 2 heads.
+     */
+    @Test
+    void llamaFixtureRepeatIsRecognisable() throws Exception {
+        java.nio.file.Path dir = ModelFixturesTest.folder("llama");
+        ImportedModel m = OnnxImporter.importFile(dir.resolve("model.onnx"), Map.of("input_ids", new long[] {2, 16}));
+        List<Node> repeats = m.graph().nodes().stream().filter(n -> n.op() == Op.GATHER && n.attrs().getInt("axis", 0) == 2).toList();
+        assertEquals(4, repeats.size(), "k and v of two layers:\n" + m.graph());
+        for (Node r : repeats) {
+            Node ids = m.graph().node(r.input(1));
+            assertEquals(Op.CONSTANT, ids.op(), "zero ids as a filled constant: " + ids);
+            assertEquals(0.0, ids.attrs().getDouble("value", Double.NaN));
+        }
+        CompiledModel c = Compiler.compile(m.graph(), CompileOptions.defaults());
+        for (Node a : c.graph().nodes().stream().filter(n -> n.op() == Op.ATTENTION).toList()) {
+            assertEquals(2, c.graph().type(a.input(1)).shape().dim(1), "fused attention reads the 2 K/V heads: " + a);
+        }
+    }
+
     private static OnnxTensor tensor(OrtEnvironment env, Tensor t) throws Exception {
         long[] dims = java.util.Arrays.stream(t.shape().dims()).asLongStream().toArray();
         return OnnxTensor.createTensor(env, FloatBuffer.wrap(t.toFloats()), dims);
