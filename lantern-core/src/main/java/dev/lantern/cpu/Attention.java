@@ -7,7 +7,7 @@ import java.util.Arrays;
 import static dev.lantern.cpu.CpuConfig.F;
 
 /**
- * Fused attention, flash-style: out = softmax(scale·q·kᵀ, causal)·v with q (B, H, S, D),
+ * Fused attention, flash-style: out = softmax(scale·q·kᵀ [+ mask], causal)·v with q (B, H, S, D),
  * k (B, HK, T, D), v (B, HK, T, E), out (B, H, S, E); query head i reads K/V head i / (H / HK)
  * (grouped-query attention, read in place: no per-head copies of k and v). Never materialises the (S, T) scores: each
  * task takes a block of queries of one (batch, head), walks the keys in blocks, and keeps per
@@ -24,6 +24,11 @@ public final class Attention {
     static final int KB = 64;
 
     public static void run(View q, View k, View v, View out, float scale, boolean causal) {
+        run(q, k, v, null, out, scale, causal);
+    }
+
+    /** As {@link #run(View, View, View, View, float, boolean)}, with an additive mask (null: none) on the scaled scores. */
+    public static void run(View q, View k, View v, View mask, View out, float scale, boolean causal) {
         int b = q.shape().dim(0);
         int h = q.shape().dim(1);
         int s = q.shape().dim(2);
@@ -36,13 +41,13 @@ public final class Attention {
             int qb = task % qBlocks;
             int head = task / qBlocks % h;
             int batch = task / qBlocks / h;
-            block(q, k, v, out, scale, causal, batch, head, head / group, qb * QB, Math.min(s, qb * QB + QB), d, t, e);
+            block(q, k, v, mask, out, scale, causal, batch, head, head / group, qb * QB, Math.min(s, qb * QB + QB), d, t, e);
         });
     }
 
     private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
 
-    private static void block(View q, View k, View v, View out, float scale, boolean causal,
+    private static void block(View q, View k, View v, View mask, View out, float scale, boolean causal,
                               int batch, int head, int kvHead, int q0, int q1, int d, int t, int e) {
         int nq = q1 - q0;
         float[][] sc = scratch(d, e);
@@ -79,6 +84,9 @@ public final class Attention {
                     continue;
                 }
                 scores(qs, i * d, kT, d, limit, p);
+                if (mask != null) {
+                    AttentionMask.addRow(mask, batch, head, q0 + i, k0, limit, p, 0);
+                }
                 float mNew = Math.max(m[i], Rows.max(p, limit));
                 float corr = VMath.exp(m[i] - mNew); // 0 on the first block (m = −inf)
                 float sum = expShifted(p, limit, mNew);

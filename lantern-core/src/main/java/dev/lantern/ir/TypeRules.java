@@ -363,6 +363,18 @@ final class TypeRules {
             throw new TypeException("attention needs the query heads h a multiple of the K/V heads hk (h % hk == 0), found h="
                     + q.dim(1) + ", hk=" + k.dim(1) + " in " + q + ", " + k + ", " + v);
         }
+        if (in.size() == 4) {
+            Shape m = in.get(3).shape();
+            int[] full = {q.dim(0), q.dim(1), q.dim(2), k.dim(2)};
+            boolean ok = m.rank() == 4;
+            for (int i = 0; ok && i < 4; i++) {
+                ok = m.dim(i) == 1 || m.dim(i) == full[i];
+            }
+            if (!ok) {
+                throw new TypeException("attention's mask must be rank 4 and broadcast to the scores (b,h,s,t) = "
+                        + Shape.of(full) + ", found " + m);
+            }
+        }
         return TensorType.of(in.getFirst().dtype(), q.withDim(3, v.dim(3)));
     }
 

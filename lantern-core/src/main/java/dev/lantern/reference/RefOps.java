@@ -321,9 +321,10 @@ final class RefOps {
 
     /**
      * softmax(scale·q·kᵀ, causal)·v with q (b,h,s,d), k (b,hk,t,d), v (b,hk,t,e): query head i reads
-     * K/V head i / (h / hk) (grouped-query attention; hk = h is plain attention).
+     * K/V head i / (h / hk) (grouped-query attention; hk = h is plain attention). {@code mask}, null or
+     * rank 4 broadcast to (b,h,s,t), is added to the scaled scores.
      */
-    static RefTensor attention(RefTensor q, RefTensor k, RefTensor v, double scale, boolean causal, Shape outShape) {
+    static RefTensor attention(RefTensor q, RefTensor k, RefTensor v, RefTensor mask, double scale, boolean causal, Shape outShape) {
         int h = q.shape().dim(1);
         int hk = k.shape().dim(1);
         int bh = q.shape().dim(0) * h;
@@ -333,6 +334,7 @@ final class RefOps {
         int e = v.shape().dim(3);
         double[] out = new double[bh * s * e];
         double[] p = new double[t];
+        long[] ms = mask == null ? null : broadcastStrides(mask.shape(), Shape.of(q.shape().dim(0), h, s, t));
         for (int g = 0; g < bh; g++) {
             int kv = g / h * hk + g % h / (h / hk); // (batch, K/V head) of query (batch, head) g
             for (int i = 0; i < s; i++) {
@@ -343,7 +345,7 @@ final class RefOps {
                     for (int c = 0; c < d; c++) {
                         dot += q.data()[(g * s + i) * d + c] * k.data()[(kv * t + j) * d + c];
                     }
-                    p[j] = scale * dot;
+                    p[j] = scale * dot + (ms == null ? 0 : mask.data()[(int) (g / h * ms[0] + g % h * ms[1] + i * ms[2] + j * ms[3])]);
                     max = Math.max(max, p[j]);
                 }
                 double sum = 0;

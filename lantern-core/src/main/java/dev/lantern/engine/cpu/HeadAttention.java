@@ -29,6 +29,11 @@ public final class HeadAttention {
 
     /** q (B, H, S, D), k (B, HK, T, D), v (B, HK, T, E) (H % HK == 0: head i reads K/V head i / (H / HK)), out (B, H, S, E) as views; cos/sin tables (max(S,T), D/2) or null. */
     public static void run(View q, View k, View v, View out, float scale, boolean causal, float[] cos, float[] sin) {
+        run(q, k, v, null, out, scale, causal, cos, sin);
+    }
+
+    /** As {@link #run(View, View, View, View, float, boolean, float[], float[])}, with an additive mask (null: none) on the scaled scores. */
+    public static void run(View q, View k, View v, View mask, View out, float scale, boolean causal, float[] cos, float[] sin) {
         int b = q.shape().dim(0);
         int h = q.shape().dim(1);
         int s = q.shape().dim(2);
@@ -47,7 +52,11 @@ public final class HeadAttention {
             Gemm.Matrix sm = Gemm.Matrix.rowMajor(scores, DType.F32, 0, t);
             Gemm.run(qm, km.t(), sm, s, t, d, GemmEpilogue.NONE.withAlpha(scale));
             for (int i = 0; i < s; i++) {
-                softmaxRow(sc[0], i * t, causal ? Math.min(t, i + 1) : t, t);
+                int valid = causal ? Math.min(t, i + 1) : t;
+                if (mask != null) {
+                    dev.lantern.cpu.AttentionMask.addRow(mask, batch, head, i, 0, valid, sc[0], i * t);
+                }
+                softmaxRow(sc[0], i * t, valid, t);
             }
             Gemm.run(sm, matrix(v, batch, kvHead), matrix(out, batch, head), s, e, t, GemmEpilogue.NONE);
         });

@@ -95,6 +95,19 @@ class HfModelTest {
                 || n.op() == dev.lantern.ir.Op.GATHER && n.attrs().getInt("axis", 0) != 0), "no K/V head copies:\n" + m.graph());
     }
 
+    /** BERT's padding mask (b, 1, 1, s) goes into the fused attention as its 4th input on the CPU. */
+    @Test
+    void bertAttentionTakesItsPaddingMask() throws Exception {
+        HfModel model = HfModel.open(HF.resolve("bert"));
+        dev.lantern.engine.CompiledModel m = dev.lantern.engine.Compiler.compile(model.graph(2, 8), CompileOptions.defaults());
+        java.util.List<Node> att = m.graph().nodes().stream().filter(n -> n.op() == dev.lantern.ir.Op.ATTENTION).toList();
+        assertEquals(2, att.size(), "one attention per layer:\n" + m.graph());
+        for (Node a : att) {
+            assertEquals(4, a.inputs().size(), "q, k, v and the mask: " + a);
+            assertEquals(dev.lantern.ir.Shape.of(2, 1, 1, 8), m.graph().type(a.input(3)).shape());
+        }
+    }
+
     @Test
     void shardedCheckpoint(@TempDir Path tmp) throws Exception {
         // the GPT-2 checkpoint split over two shards and their index, as save_pretrained writes large models
