@@ -49,7 +49,7 @@ public final class Pipeline {
         p.add(new VerifyPass());
         p.add(new LayoutNormalize());
         if (options.fuse()) {
-            p.add(new FuseAttention(!target.arch().equals("cuda"))); // masked attention: CPU kernels only so far
+            p.add(new FuseAttention());
         }
         if (options.amp() != CompileOptions.Amp.NONE) {
             p.add(new Autocast(options.amp().dtype()));

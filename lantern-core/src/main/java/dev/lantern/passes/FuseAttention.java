@@ -61,7 +61,10 @@ public final class FuseAttention implements Pass {
                 if (s == null && masks && add != null && cx.onlyUsedBy(add.name(), p)) {
                     for (int side = 0; side < 2 && s == null; side++) {
                         Node m = cx.in(add, side, Op.MATMUL);
-                        if (m != null && cx.onlyUsedBy(m.name(), add) && m.type().shape().equals(add.type().shape())) {
+                        dev.lantern.ir.Shape ms = cx.type(add.input(1 - side)).shape();
+                        // a mask over the keys (one value per key: a per-row constant would change nothing)
+                        if (m != null && cx.onlyUsedBy(m.name(), add) && m.type().shape().equals(add.type().shape())
+                                && ms.rank() == 4 && ms.dim(3) == m.type().shape().dim(3)) {
                             s = m;
                             mask = add.input(1 - side);
                         }

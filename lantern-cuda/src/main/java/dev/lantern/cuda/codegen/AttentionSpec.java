@@ -28,17 +28,21 @@ import dev.lantern.ir.DType;
  *                 {@link CudaTarget.WgmmaTile#rotatesQueries}). Other tiles refuse the spec.
  *                 Always false without RoPE.
  * @param group    query heads per K/V head (1: plain attention); compile-time, divides {@code heads}
+ * @param masked   an additive mask (dtype of q) on the scaled scores, softmax(scale q k^T + mask): the
+ *                 kernel takes it (amask) and its (b, h, s) strides (0 where broadcast) after o's;
+ *                 keys are contiguous in it
  */
 public record AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
-                            double scale, DType dtype, double ropeBase, boolean ropeKeys, int group) implements KernelSpec {
+                            double scale, DType dtype, double ropeBase, boolean ropeKeys, int group, boolean masked)
+        implements KernelSpec {
     public AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
                          double scale, DType dtype) {
-        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, 0, false, 1);
+        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, 0, false, 1, false);
     }
 
     public AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
                          double scale, DType dtype, double ropeBase, boolean ropeKeys) {
-        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, 1);
+        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, 1, false);
     }
 
     public AttentionSpec {
@@ -68,17 +72,22 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
 
     /** The same attention with RoPE applied to q and k inside the kernel (base 0: none). */
     public AttentionSpec withRope(double base) {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, true, group);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, true, group, masked);
     }
 
     /** The same attention with RoPE applied to q inside the kernel; k is given rotated (base 0: none). */
     public AttentionSpec withQueryRope(double base) {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, false, group);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, false, group, masked);
     }
 
     /** The same attention over {@code heads / group} K/V heads, each read by {@code group} query heads. */
     public AttentionSpec withGroup(int group) {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, masked);
+    }
+
+    /** The same attention with an additive mask on the scaled scores (the kernel's m argument). */
+    public AttentionSpec withMask() {
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, true);
     }
 
     /** The number of K/V heads. */
@@ -132,7 +141,9 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
         if (hopperPath(target)) {
             return new AttentionWgmmaRenderer(this, target).render();
         }
-        return fastPath(target) ? new AttentionMmaRenderer(this, target).render()
+        // a mask at head_dim 128 leaves the mma.sync tiles no registers (ptxas spills 8-28 bytes): the
+        // general kernel takes it there (on Hopper the wgmma kernel serves head_dim 128 anyway)
+        return fastPath(target) && !(masked && headDim >= 128) ? new AttentionMmaRenderer(this, target).render()
                 : new AttentionGeneralRenderer(this, target).render();
     }
 }

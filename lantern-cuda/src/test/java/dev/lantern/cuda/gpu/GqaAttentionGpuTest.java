@@ -37,7 +37,13 @@ class GqaAttentionGpuTest {
                 new GqaGraphs.Case("bf16", 2, 6, 3, 37, 29, 24, false, false, "concat"),
                 new GqaGraphs.Case("f32", 2, 6, 2, 37, 37, 64, true, false, "concat"),
                 new GqaGraphs.Case("f32", 2, 4, 1, 19, 33, 32, false, true, "gather"),
-                new GqaGraphs.Case("f32", 1, 8, 2, 70, 70, 128, true, true, "gather"));
+                new GqaGraphs.Case("f32", 1, 8, 2, 70, 70, 128, true, true, "gather"),
+                // an additive mask on each path: BERT's (b,1,1,t) key padding, a full (b,1,s,t) one
+                new GqaGraphs.Case("bf16", 2, 4, 4, 37, 37, 64, false, false, "concat", "1,1"),
+                new GqaGraphs.Case("bf16", 2, 4, 2, 37, 45, 128, true, false, "gather", "1,s"),
+                new GqaGraphs.Case("bf16", 1, 4, 4, 200, 200, 128, false, true, "concat", "1,1"),
+                new GqaGraphs.Case("bf16", 2, 6, 3, 37, 29, 24, false, false, "concat", "1,1"),
+                new GqaGraphs.Case("f32", 2, 6, 3, 37, 29, 24, false, false, "concat", "1,s"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -46,6 +52,12 @@ class GqaAttentionGpuTest {
         Graph g = IrParser.parse(c.ir());
         long seed = 20261201L + c.hashCode();
         Map<String, Tensor> inputs = Feeds.inputs(g, seed);
+        Tensor m = inputs.get("m");
+        for (long i = m == null ? 0 : m.numel() / 2; m != null && i < m.numel(); i++) {
+            if (i % c.t() % 3 == 2) { // batch 1's every third key masked, as a padding mask would
+                m.set(i, -1e30f);
+            }
+        }
         double[] ref = ReferenceInterpreter.run(g, inputs).get("o").data();
         try (CudaSession s = CudaSession.open(Gpu.device(), g, Map.of(), CudaSession.Options.compiled())) {
             Node att = s.model().graph().nodes().stream().filter(n -> n.op() == Op.ATTENTION).findFirst().orElseThrow();

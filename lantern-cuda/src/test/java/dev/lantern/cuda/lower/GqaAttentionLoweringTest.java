@@ -48,7 +48,12 @@ class GqaAttentionLoweringTest {
                 new GqaGraphs.Case("bf16", 2, 4, 1, 37, 37, 128, true, true, "gather"),     // wgmma path, rope
                 new GqaGraphs.Case("bf16", 1, 8, 2, 200, 333, 128, false, false, "gather"), // wgmma, ragged key tile
                 new GqaGraphs.Case("bf16", 2, 6, 3, 37, 29, 24, false, false, "concat"),    // general path
-                new GqaGraphs.Case("f32", 2, 6, 2, 37, 37, 64, true, false, "concat"));     // f32: general path
+                new GqaGraphs.Case("f32", 2, 6, 2, 37, 37, 64, true, false, "concat"),      // f32: general path
+                // an additive mask (BERT's (b,1,1,t) key padding; a full (b,1,s,t) one) on each path
+                new GqaGraphs.Case("bf16", 2, 4, 4, 37, 37, 64, false, false, "concat", "1,1"),
+                new GqaGraphs.Case("bf16", 2, 4, 2, 37, 45, 128, true, false, "gather", "1,s"),
+                new GqaGraphs.Case("bf16", 1, 4, 4, 20, 20, 128, false, true, "concat", "1,1"),
+                new GqaGraphs.Case("f32", 2, 6, 3, 37, 29, 24, false, false, "concat", "1,s"));
     }
 
     static CompiledModel compile(GqaGraphs.Case c) {
@@ -67,6 +72,14 @@ class GqaAttentionLoweringTest {
         assertEquals(1, att.size(), "one attention kernel");
         AttentionSpec spec = (AttentionSpec) att.getFirst().spec();
         assertEquals(c.h() / c.hk(), spec.group());
+        assertEquals(!c.mask().isEmpty(), spec.masked(), "the mask goes into the attention kernel");
+        if (spec.masked()) {
+            String src0 = att.getFirst().source().source();
+            assertTrue(src0.contains("amb[row * amask_ss + ") && src0.contains("MASK_MUL"), "the kernel adds the mask");
+            List<Step.Arg> args = att.getFirst().args();
+            Step.I64 sh = (Step.I64) args.get(args.size() - 2);
+            assertEquals(0L, sh.v(), "the mask broadcasts over heads: stride 0");
+        }
         assertEquals(c.hk(), spec.kvHeads());
         int bytes = DType.parse(c.dtype()).bytes();
         long kvBytes = (long) c.b() * c.hk() * c.t() * c.d() * bytes;
@@ -85,8 +98,9 @@ class GqaAttentionLoweringTest {
             }
         }
         // nothing else moves K or V: attention, rope kernels, and at most a copy to contiguous q
-        long others = l.steps().stream().filter(s -> s instanceof Step.Launch x
-                && !(x.spec() instanceof AttentionSpec) && !(x.spec() instanceof dev.lantern.cuda.codegen.RopeSpec)).count();
+        long others = l.steps().stream().filter(s -> s instanceof Step.Launch x && !(x.spec() instanceof AttentionSpec)
+                && !(x.spec() instanceof dev.lantern.cuda.codegen.RopeSpec) && !(spec.masked() && x.spec() instanceof dev.lantern.cuda.codegen.ElementwiseSpec))
+                .count(); // a masked one may scale its mask first
         assertEquals(0, others, "steps: " + l.steps().stream().map(s -> s instanceof Step.Launch x ? x.source().entry() : "gemm").toList());
     }
 

@@ -13,11 +13,15 @@ public final class GqaGraphs {
     private GqaGraphs() {}
 
     /** One GQA shape; {@code form} "concat" or "gather". */
-    public record Case(String dtype, int b, int h, int hk, int s, int t, int d, boolean causal, boolean rope, String form) {
+    public record Case(String dtype, int b, int h, int hk, int s, int t, int d, boolean causal, boolean rope, String form, String mask) {
+        public Case(String dtype, int b, int h, int hk, int s, int t, int d, boolean causal, boolean rope, String form) {
+            this(dtype, b, h, hk, s, t, d, causal, rope, form, "");
+        }
+
         @Override
         public String toString() {
             return dtype + " b" + b + " h" + h + " hk" + hk + " s" + s + " t" + t + " d" + d + (causal ? " causal" : "")
-                    + (rope ? " rope" : "") + " " + form;
+                    + (rope ? " rope" : "") + " " + form + (mask.isEmpty() ? "" : " mask " + mask);
         }
 
         /** The IR text; the result is {@code %o}. */
@@ -27,6 +31,10 @@ public final class GqaGraphs {
             ir.append(line("%q = input {name=\"q\"}", b, h, s, d));
             ir.append(line("%k = input {name=\"k\"}", b, hk, t, d));
             ir.append(line("%v = input {name=\"v\"}", b, hk, t, d));
+            if (!mask.isEmpty()) { // "1,1" or "1,s": the mask's (h, s) axes, (b, ·, ·, t)
+                String[] hs = mask.split(",");
+                ir.append(line("%m = input {name=\"m\"}", b, Integer.parseInt(hs[0]), hs[1].equals("s") ? s : 1, t));
+            }
             String q = "%q";
             String k = "%k";
             if (rope) {
@@ -47,7 +55,10 @@ public final class GqaGraphs {
                 ir.append(line("%" + n + "r = reshape(%" + n + "c) {shape=[" + b + "," + h + "," + t + "," + d + "]}", b, h, t, d));
             }
             ir.append(line("%sc = matmul(" + q + ", %kr) {transpose_b=true}", b, h, s, t));
-            ir.append(line("%p = softmax(%sc) {causal=" + causal + ", scale=" + 1 / Math.sqrt(d) + "}", b, h, s, t));
+            if (!mask.isEmpty()) {
+                ir.append(line("%scm = add(%sc, %m)", b, h, s, t));
+            }
+            ir.append(line("%p = softmax(" + (mask.isEmpty() ? "%sc" : "%scm") + ") {causal=" + causal + ", scale=" + 1 / Math.sqrt(d) + "}", b, h, s, t));
             ir.append(line("%o = matmul(%p, %vr)", b, h, s, d));
             return ir.append("  return %o\n}\n").toString();
         }
