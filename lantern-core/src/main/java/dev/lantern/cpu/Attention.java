@@ -7,8 +7,9 @@ import java.util.Arrays;
 import static dev.lantern.cpu.CpuConfig.F;
 
 /**
- * Fused attention, flash-style: out = softmax(scale·q·kᵀ, causal)·v with q (B, H, S, D),
- * k (B, H, T, D), v (B, H, T, E), out (B, H, S, E). Never materialises the (S, T) scores: each
+ * Fused attention, flash-style: out = softmax(scale·q·kᵀ [+ mask], causal)·v with q (B, H, S, D),
+ * k (B, HK, T, D), v (B, HK, T, E), out (B, H, S, E); query head i reads K/V head i / (H / HK)
+ * (grouped-query attention, read in place: no per-head copies of k and v). Never materialises the (S, T) scores: each
  * task takes a block of queries of one (batch, head), walks the keys in blocks, and keeps per
  * query a running max m, a running sum l and an unnormalised accumulator (online softmax):
  * m' = max(m, max_j s_j); acc = acc·e^(m−m') + Σ_j e^(s_j−m')·v_j; l = l·e^(m−m') + Σ_j e^(s_j−m').
@@ -23,25 +24,31 @@ public final class Attention {
     static final int KB = 64;
 
     public static void run(View q, View k, View v, View out, float scale, boolean causal) {
+        run(q, k, v, null, out, scale, causal);
+    }
+
+    /** As {@link #run(View, View, View, View, float, boolean)}, with an additive mask (null: none) on the scaled scores. */
+    public static void run(View q, View k, View v, View mask, View out, float scale, boolean causal) {
         int b = q.shape().dim(0);
         int h = q.shape().dim(1);
         int s = q.shape().dim(2);
         int d = q.shape().dim(3);
         int t = k.shape().dim(2);
         int e = v.shape().dim(3);
+        int group = h / Math.max(1, k.shape().dim(1)); // grouped-query attention: head reads K/V head head / group
         int qBlocks = (s + QB - 1) / QB;
         Parallel.forEach(b * h * qBlocks, task -> {
             int qb = task % qBlocks;
             int head = task / qBlocks % h;
             int batch = task / qBlocks / h;
-            block(q, k, v, out, scale, causal, batch, head, qb * QB, Math.min(s, qb * QB + QB), d, t, e);
+            block(q, k, v, mask, out, scale, causal, batch, head, head / group, qb * QB, Math.min(s, qb * QB + QB), d, t, e);
         });
     }
 
     private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
 
-    private static void block(View q, View k, View v, View out, float scale, boolean causal,
-                              int batch, int head, int q0, int q1, int d, int t, int e) {
+    private static void block(View q, View k, View v, View mask, View out, float scale, boolean causal,
+                              int batch, int head, int kvHead, int q0, int q1, int d, int t, int e) {
         int nq = q1 - q0;
         float[][] sc = scratch(d, e);
         float[] qs = sc[0];   // (QB, d), pre-multiplied by scale
@@ -63,8 +70,8 @@ public final class Attention {
         for (int k0 = 0; k0 < kEnd; k0 += KB) {
             int nk = Math.min(KB, kEnd - k0);
             for (int j = 0; j < nk; j++) {
-                Convert.load(k.segment(), k.dtype(), off(k, batch, head, k0 + j), k.strides()[3], ks, j * d, d);
-                Convert.load(v.segment(), v.dtype(), off(v, batch, head, k0 + j), v.strides()[3], vs, j * e, e);
+                Convert.load(k.segment(), k.dtype(), off(k, batch, kvHead, k0 + j), k.strides()[3], ks, j * d, d);
+                Convert.load(v.segment(), v.dtype(), off(v, batch, kvHead, k0 + j), v.strides()[3], vs, j * e, e);
             }
             for (int j = 0; j < nk; j++) {
                 for (int c = 0; c < d; c++) {
@@ -77,6 +84,9 @@ public final class Attention {
                     continue;
                 }
                 scores(qs, i * d, kT, d, limit, p);
+                if (mask != null) {
+                    AttentionMask.addRow(mask, batch, head, q0 + i, k0, limit, p, 0);
+                }
                 float mNew = Math.max(m[i], Rows.max(p, limit));
                 float corr = VMath.exp(m[i] - mNew); // 0 on the first block (m = −inf)
                 float sum = expShifted(p, limit, mNew);

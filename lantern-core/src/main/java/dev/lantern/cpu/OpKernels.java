@@ -56,7 +56,8 @@ public final class OpKernels {
                 if (a.getBool("rope", false) || a.has("out_perm")) {
                     throw fusedOnly(n);
                 }
-                Attention.run(in.get(0), in.get(1), in.get(2), out, (float) a.getDouble("scale", 1), a.getBool("causal", false));
+                Attention.run(in.get(0), in.get(1), in.get(2), in.size() > 3 ? in.get(3) : null, out,
+                        (float) a.getDouble("scale", 1), a.getBool("causal", false));
             }
             default -> throw fusedOnly(n);
         }

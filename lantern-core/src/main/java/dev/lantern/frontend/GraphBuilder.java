@@ -6,6 +6,7 @@ import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.ir.Shape;
 import dev.lantern.ir.TensorType;
 import dev.lantern.ir.TypeException;
 
@@ -44,6 +45,11 @@ public final class GraphBuilder {
 
     public Value constant(double value, DType dtype) {
         return add(new Node(fresh(), Op.CONSTANT, List.of(), Attrs.of("value", value), TensorType.of(dtype)));
+    }
+
+    /** {@code value} filled over {@code shape} (a constant is one value: passes can read it, unlike a param's data). */
+    public Value constant(double value, DType dtype, Shape shape) {
+        return add(new Node(fresh(), Op.CONSTANT, List.of(), Attrs.of("value", value), TensorType.of(dtype, shape)));
     }
 
     /** Appends {@code op(inputs) {attrs}} with its inferred type. */

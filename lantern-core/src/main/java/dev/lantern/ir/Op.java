@@ -77,9 +77,13 @@ public enum Op {
     /**
      * softmax(scale · q·kᵀ [+ causal mask]) · v per (batch, head). Fusion also absorbs RoPE on q and k
      * ({@code rope=true}) and the permute after it ({@code out_perm}: the result is written permuted,
-     * so {@code out_perm=[0,2,1,3]} gives (b, s, h, e)). q, k, v may be strided views.
+     * so {@code out_perm=[0,2,1,3]} gives (b, s, h, e)). q, k, v may be strided views. k and v may
+     * have fewer heads hk than q's h, h % hk == 0 (grouped-query attention): query head i reads
+     * K/V head i / (h / hk), the order of transformers' repeat_kv. An optional 4th input is an
+     * additive mask on the scaled scores, softmax(scale · q·kᵀ + mask), of rank 4 broadcastable to
+     * (b, h, s, t): BERT's key-padding mask is (b, 1, 1, t).
      */
-    ATTENTION("attention", OpKind.COMPOSITE, 3, 3, TypeRules::attention,
+    ATTENTION("attention", OpKind.COMPOSITE, 3, 4, TypeRules::attention,
             "%3 = attention(%0, %1, %2) {causal=true, scale=0.125} : f32[2,4,128,64]", "causal:b=false", "scale:f=1.0",
             "rope:b=false", "rope_base:f=10000.0", "out_perm:ints"),
     /**

@@ -254,7 +254,10 @@ final class TypeRules {
         return TensorType.of(in.getFirst().dtype(), Shape.of(out));
     }
 
-    /** q (b, h, s, d), k (b, h, t, d), v (b, h, t, e) -> (b, h, s, e), or that permuted by {@code out_perm}. */
+    /**
+     * q (b, h, s, d), k (b, hk, t, d), v (b, hk, t, e) -> (b, h, s, e), or that permuted by {@code out_perm};
+     * hk divides h (grouped-query attention: query head i reads K/V head i / (h / hk)).
+     */
     static TensorType attention(List<TensorType> in, Attrs a) {
         requireFinite(a, "scale", Double.NEGATIVE_INFINITY);
         requireFinite(a, "rope_base", Double.MIN_VALUE);
@@ -352,8 +355,25 @@ final class TypeRules {
         Shape k = in.get(1).shape();
         Shape v = in.get(2).shape();
         if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4 || q.dim(3) != k.dim(3) || k.dim(2) != v.dim(2)
-                || q.dim(0) != k.dim(0) || q.dim(1) != k.dim(1) || v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1)) {
-            throw new TypeException("attention expects q (b,h,s,d), k (b,h,t,d), v (b,h,t,e), found " + q + ", " + k + ", " + v);
+                || q.dim(0) != k.dim(0) || v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1)) {
+            throw new TypeException("attention expects q (b,h,s,d), k (b,hk,t,d), v (b,hk,t,e), found " + q + ", " + k + ", " + v);
+        }
+        if (k.dim(1) == 0 ? q.dim(1) != 0 : q.dim(1) % k.dim(1) != 0) {
+            // grouped-query attention: query head i reads K/V head i / (h / hk), so the groups must be whole
+            throw new TypeException("attention needs the query heads h a multiple of the K/V heads hk (h % hk == 0), found h="
+                    + q.dim(1) + ", hk=" + k.dim(1) + " in " + q + ", " + k + ", " + v);
+        }
+        if (in.size() == 4) {
+            Shape m = in.get(3).shape();
+            int[] full = {q.dim(0), q.dim(1), q.dim(2), k.dim(2)};
+            boolean ok = m.rank() == 4;
+            for (int i = 0; ok && i < 4; i++) {
+                ok = m.dim(i) == 1 || m.dim(i) == full[i];
+            }
+            if (!ok) {
+                throw new TypeException("attention's mask must be rank 4 and broadcast to the scores (b,h,s,t) = "
+                        + Shape.of(full) + ", found " + m);
+            }
         }
         return TensorType.of(in.getFirst().dtype(), q.withDim(3, v.dim(3)));
     }

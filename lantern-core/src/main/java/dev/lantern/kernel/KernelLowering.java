@@ -212,16 +212,18 @@ public final class KernelLowering {
         if (n.attrs().has("out_perm")) {
             ops.add("permute");
         }
-        Map<String, String> spec = Map.of("B", "" + q.dim(0), "H", "" + q.dim(1), "S", "" + q.dim(2), "T", "" + k.dim(2),
-                "D", "" + q.dim(3), "causal", "" + n.attrs().getBool("causal", false),
-                "scale", "" + n.attrs().getDouble("scale", 1.0), "rope", "" + rope,
-                "out_perm", n.attrs().has("out_perm") ? java.util.Arrays.toString(n.attrs().getInts("out_perm")) : "none",
-                "strategy", perHead ? ATTENTION_PER_HEAD : ATTENTION_FLASH);
+        Map<String, String> spec = Map.ofEntries(Map.entry("B", "" + q.dim(0)), Map.entry("H", "" + q.dim(1)),
+                Map.entry("HK", "" + k.dim(1)), Map.entry("S", "" + q.dim(2)), Map.entry("T", "" + k.dim(2)),
+                Map.entry("D", "" + q.dim(3)), Map.entry("causal", "" + n.attrs().getBool("causal", false)),
+                Map.entry("scale", "" + n.attrs().getDouble("scale", 1.0)), Map.entry("rope", "" + rope),
+                Map.entry("out_perm", n.attrs().has("out_perm") ? java.util.Arrays.toString(n.attrs().getInts("out_perm")) : "none"),
+                Map.entry("strategy", perHead ? ATTENTION_PER_HEAD : ATTENTION_FLASH),
+                Map.entry("mask", n.inputs().size() > 3 ? g.type(n.input(3)).shape().toString() : "none"));
         return new Described(KernelKind.ATTENTION, ops,
                 new IterationSpace(List.of(new IterationSpace.Axis("b", q.dim(0)), new IterationSpace.Axis("h", q.dim(1)), new IterationSpace.Axis("s", q.dim(2))),
                         List.of(new IterationSpace.Axis("t", k.dim(2)), new IterationSpace.Axis("d", q.dim(3)))),
                 perHead ? Tile.of("q_block", q.dim(2), "kv_block", k.dim(2)) : Tile.of("q_block", 32, "kv_block", 64),
-                List.of("q", "k", "v"), ws, spec);
+                n.inputs().size() > 3 ? List.of("q", "k", "v", "mask") : List.of("q", "k", "v"), ws, spec);
     }
 
     private static Described norm(Node n, Graph g) {

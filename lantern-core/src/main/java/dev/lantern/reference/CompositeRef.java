@@ -50,7 +50,7 @@ final class CompositeRef {
             k = RefOps.rope(k, a.getDouble("rope_base", 10000), 0);
         }
         Shape plain = q.shape().withDim(3, in.get(2).shape().dim(3));
-        RefTensor o = RefOps.attention(q, k, in.get(2), a.getDouble("scale", 1), a.getBool("causal", false), plain);
+        RefTensor o = RefOps.attention(q, k, in.get(2), in.size() > 3 ? in.get(3) : null, a.getDouble("scale", 1), a.getBool("causal", false), plain);
         int[] perm = a.getInts("out_perm");
         return perm == null ? o : RefOps.permute(o, perm, n.type().shape());
     }

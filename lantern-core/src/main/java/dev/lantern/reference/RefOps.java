@@ -319,25 +319,33 @@ final class RefOps {
 
     // ---------------------------------------------------------------- attention
 
-    /** softmax(scale·q·kᵀ, causal)·v with q (b,h,s,d), k (b,h,t,d), v (b,h,t,e). */
-    static RefTensor attention(RefTensor q, RefTensor k, RefTensor v, double scale, boolean causal, Shape outShape) {
-        int bh = q.shape().dim(0) * q.shape().dim(1);
+    /**
+     * softmax(scale·q·kᵀ, causal)·v with q (b,h,s,d), k (b,hk,t,d), v (b,hk,t,e): query head i reads
+     * K/V head i / (h / hk) (grouped-query attention; hk = h is plain attention). {@code mask}, null or
+     * rank 4 broadcast to (b,h,s,t), is added to the scaled scores.
+     */
+    static RefTensor attention(RefTensor q, RefTensor k, RefTensor v, RefTensor mask, double scale, boolean causal, Shape outShape) {
+        int h = q.shape().dim(1);
+        int hk = k.shape().dim(1);
+        int bh = q.shape().dim(0) * h;
         int s = q.shape().dim(2);
         int d = q.shape().dim(3);
         int t = k.shape().dim(2);
         int e = v.shape().dim(3);
         double[] out = new double[bh * s * e];
         double[] p = new double[t];
+        long[] ms = mask == null ? null : broadcastStrides(mask.shape(), Shape.of(q.shape().dim(0), h, s, t));
         for (int g = 0; g < bh; g++) {
+            int kv = g / h * hk + g % h / (h / hk); // (batch, K/V head) of query (batch, head) g
             for (int i = 0; i < s; i++) {
                 int limit = causal ? Math.min(t, i + 1) : t;
                 double max = Double.NEGATIVE_INFINITY;
                 for (int j = 0; j < limit; j++) {
                     double dot = 0;
                     for (int c = 0; c < d; c++) {
-                        dot += q.data()[(g * s + i) * d + c] * k.data()[(g * t + j) * d + c];
+                        dot += q.data()[(g * s + i) * d + c] * k.data()[(kv * t + j) * d + c];
                     }
-                    p[j] = scale * dot;
+                    p[j] = scale * dot + (ms == null ? 0 : mask.data()[(int) (g / h * ms[0] + g % h * ms[1] + i * ms[2] + j * ms[3])]);
                     max = Math.max(max, p[j]);
                 }
                 double sum = 0;
@@ -348,7 +356,7 @@ final class RefOps {
                 for (int c = 0; c < e; c++) {
                     double acc = 0;
                     for (int j = 0; j < limit; j++) {
-                        acc += p[j] * v.data()[(g * t + j) * e + c];
+                        acc += p[j] * v.data()[(kv * t + j) * e + c];
                     }
                     out[(g * s + i) * e + c] = acc / sum;
                 }

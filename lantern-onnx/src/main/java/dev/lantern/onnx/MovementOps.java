@@ -2,7 +2,9 @@ package dev.lantern.onnx;
 
 import dev.lantern.frontend.Value;
 import dev.lantern.ir.Attrs;
+import dev.lantern.ir.DType;
 import dev.lantern.ir.Op;
+import dev.lantern.ir.Shape;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -357,7 +359,9 @@ final class MovementOps {
         }
         for (int axis = 0; axis < out.length; axis++) {
             if (in[axis] != out[axis]) {
-                Value zeros = c.runHost("expand" + axis, HostTensor.vector(OnnxTypes.INT64, new long[(int) out[axis]]));
+                // a filled constant, not a param: fusion recognises the K/V head repeat by its all-zero ids
+                Value zeros = out[axis] == 1 ? c.runHost("expand" + axis, HostTensor.vector(OnnxTypes.INT64, new long[1]))
+                        : c.builder.constant(0, DType.I64, Shape.of((int) out[axis]));
                 x = c.op(Op.GATHER, Attrs.of("axis", axis), x, zeros);
             }
         }

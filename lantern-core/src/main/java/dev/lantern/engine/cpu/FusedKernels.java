@@ -101,7 +101,7 @@ public final class FusedKernels {
                 k = ws.get(1);
             }
             // out holds (b, s, h, e) when out_perm=[0,2,1,3]: attention writes its (b, h, s, e) view of it
-            Attention.run(q, k, in.get(2), inverse == null ? out : out.permute(inverse), scale, causal);
+            Attention.run(q, k, in.get(2), in.size() > 3 ? in.get(3) : null, inverse == null ? out : out.permute(inverse), scale, causal);
         };
     }
 
@@ -113,7 +113,8 @@ public final class FusedKernels {
         int[] inverse = perm == null ? null : inverse(perm);
         int rows = (int) Math.max(k.inputs().get(0).shape().dim(2), k.inputs().get(1).shape().dim(2));
         float[][] tables = rope ? HeadAttention.ropeTables(rows, k.inputs().get(0).shape().dim(3), a.getDouble("rope_base", 10000)) : null;
-        return (in, out, ws) -> HeadAttention.run(in.get(0), in.get(1), in.get(2), inverse == null ? out : out.permute(inverse),
+        return (in, out, ws) -> HeadAttention.run(in.get(0), in.get(1), in.get(2), in.size() > 3 ? in.get(3) : null,
+                inverse == null ? out : out.permute(inverse),
                 scale, causal, rope ? tables[0] : null, rope ? tables[1] : null);
     }
 

@@ -27,27 +27,38 @@ public final class HeadAttention {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final ThreadLocal<float[][]> SCRATCH = ThreadLocal.withInitial(() -> new float[3][0]);
 
-    /** q (B, H, S, D), k (B, H, T, D), v (B, H, T, E), out (B, H, S, E) as views; cos/sin tables (max(S,T), D/2) or null. */
+    /** q (B, H, S, D), k (B, HK, T, D), v (B, HK, T, E) (H % HK == 0: head i reads K/V head i / (H / HK)), out (B, H, S, E) as views; cos/sin tables (max(S,T), D/2) or null. */
     public static void run(View q, View k, View v, View out, float scale, boolean causal, float[] cos, float[] sin) {
+        run(q, k, v, null, out, scale, causal, cos, sin);
+    }
+
+    /** As {@link #run(View, View, View, View, float, boolean, float[], float[])}, with an additive mask (null: none) on the scaled scores. */
+    public static void run(View q, View k, View v, View mask, View out, float scale, boolean causal, float[] cos, float[] sin) {
         int b = q.shape().dim(0);
         int h = q.shape().dim(1);
         int s = q.shape().dim(2);
         int d = q.shape().dim(3);
         int t = k.shape().dim(2);
         int e = v.shape().dim(3);
+        int group = h / Math.max(1, k.shape().dim(1)); // grouped-query attention: head reads K/V head head / group
         Parallel.forEach(b * h, task -> {
             int batch = task / h;
             int head = task % h;
+            int kvHead = head / group;
             float[][] sc = scratch((long) s * t, (long) s * d, (long) t * d);
             Gemm.Matrix qm = cos == null ? matrix(q, batch, head) : roped(q, batch, head, sc[1], cos, sin);
-            Gemm.Matrix km = cos == null ? matrix(k, batch, head) : roped(k, batch, head, sc[2], cos, sin);
+            Gemm.Matrix km = cos == null ? matrix(k, batch, kvHead) : roped(k, batch, kvHead, sc[2], cos, sin);
             MemorySegment scores = MemorySegment.ofArray(sc[0]);
             Gemm.Matrix sm = Gemm.Matrix.rowMajor(scores, DType.F32, 0, t);
             Gemm.run(qm, km.t(), sm, s, t, d, GemmEpilogue.NONE.withAlpha(scale));
             for (int i = 0; i < s; i++) {
-                softmaxRow(sc[0], i * t, causal ? Math.min(t, i + 1) : t, t);
+                int valid = causal ? Math.min(t, i + 1) : t;
+                if (mask != null) {
+                    dev.lantern.cpu.AttentionMask.addRow(mask, batch, head, i, 0, valid, sc[0], i * t);
+                }
+                softmaxRow(sc[0], i * t, valid, t);
             }
-            Gemm.run(sm, matrix(v, batch, head), matrix(out, batch, head), s, e, t, GemmEpilogue.NONE);
+            Gemm.run(sm, matrix(v, batch, kvHead), matrix(out, batch, head), s, e, t, GemmEpilogue.NONE);
         });
     }
 

@@ -74,8 +74,9 @@ final class HfLayers {
      * softmax(scale·(q·kᵀ + mask)) · v, merged back to (b, s, heads·d). q is (b, heads, s, d); k and v
      * are (b, kvHeads, s, d). With fewer K/V heads (grouped-query attention) query head h reads K/V
      * head h / (heads / kvHeads), as transformers' repeat_kv does: each K/V head is repeated over its
-     * group by a concat, so that the attention is the plain 4-D pattern fusion makes one attention
-     * kernel of (the copy is kvHeads·s·d per tensor; scores would be heads·s·s unfused).
+     * group by a concat, so that the graph as written is the plain 4-D attention (the reference and
+     * the unfused path run it as such); fuse-attention then drops the repeat, and the fused
+     * attention reads the kvHeads heads in place, so the copy is never made.
      * {@code mask} (additive, broadcast to the scores) may be null.
      */
     Value attention(Value q, Value k, Value v, int heads, int kvHeads, boolean causal, double scale, Value mask) {

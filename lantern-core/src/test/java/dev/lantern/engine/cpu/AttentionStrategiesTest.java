@@ -69,6 +69,46 @@ class AttentionStrategiesTest {
         assertTrue(rel <= (t.equals("f32") ? 1e-5 : 1e-2), strategy + ": " + rel);
     }
 
+    /** Grouped-query attention (k, v with fewer heads, read in place as head i / (h / hk)) in both strategies, odd shapes. */
+    @ParameterizedTest(name = "{0} h={1} hk={2} s={3} t={4} causal={5} rope={6}")
+    @CsvSource({"per_head_gemm,6,2,37,37,true,true", "flash,6,2,37,37,true,true", "per_head_gemm,4,1,19,70,false,false",
+            "flash,4,1,19,70,false,false", "flash,6,3,70,45,true,false"})
+    void groupedQueryMatchesReference(String strategy, int h, int hk, int s, int t, boolean causal, boolean rope) {
+        int d = 24;
+        Graph g = IrParser.parse("""
+                graph @gqa {
+                  %q = input {name="q"} : f32[2,H,S,24]
+                  %k = input {name="k"} : f32[2,K,T,24]
+                  %v = input {name="v"} : f32[2,K,T,24]
+                  %o = attention(%q, %k, %v) {causal=C, rope=R, scale=0.2} : f32[2,H,S,24]
+                  return %o
+                }
+                """.replace("H,", h + ",").replace("K,", hk + ",").replace("S,", s + ",").replace("T,", t + ",")
+                .replace("C,", causal + ",").replace("R,", rope + ","));
+        Node att = g.nodes().stream().filter(n -> n.op() == Op.ATTENTION).findFirst().orElseThrow();
+        Kernel k = withStrategy(KernelLowering.lower(att, g, 0, Target.cpu()), strategy);
+        Map<String, Tensor> src = new HashMap<>();
+        List<View> in = new ArrayList<>();
+        for (String name : List.of("q", "k", "v")) {
+            Tensor x = Tensor.allocate(DType.F32, g.node(name).type().shape());
+            long key = Philox.key(17, name);
+            for (long i = 0; i < x.numel(); i++) {
+                x.set(i, Philox.normal(key, i));
+            }
+            src.put(name, x);
+            in.add(View.of(x));
+        }
+        List<View> ws = new ArrayList<>();
+        if (strategy.equals("flash") && rope) { // the roped q and k (as the flash lowering plans them)
+            ws.add(View.of(Tensor.allocate(DType.F32, in.get(0).shape()).poison()));
+            ws.add(View.of(Tensor.allocate(DType.F32, in.get(1).shape()).poison()));
+        }
+        Tensor out = Tensor.allocate(att.type()).poison();
+        FusedKernels.prepare(k).run(in, View.of(out), ws);
+        double rel = Accuracy.relErr(out.toDoubles(), ReferenceInterpreter.run(g, src).get("o").data());
+        assertTrue(rel <= 1e-5, strategy + " h=" + h + " hk=" + hk + " d=" + d + ": " + rel);
+    }
+
     static Kernel withStrategy(Kernel k, String strategy) {
         TreeMap<String, String> spec = new TreeMap<>(k.key().specialization());
         spec.put("strategy", strategy);

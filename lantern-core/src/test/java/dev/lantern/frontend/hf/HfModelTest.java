@@ -79,6 +79,35 @@ class HfModelTest {
         }
     }
 
+    /** LLaMA's 2 K/V heads reach the fused attention unrepeated: no concat copies, and K's rope inside too. */
+    @Test
+    void llamaAttentionReadsTheKvHeadsInPlace() throws Exception {
+        HfModel model = HfModel.open(HF.resolve("llama"));
+        dev.lantern.engine.CompiledModel m = dev.lantern.engine.Compiler.compile(model.graph(2, 8), CompileOptions.defaults());
+        java.util.List<Node> att = m.graph().nodes().stream().filter(n -> n.op() == dev.lantern.ir.Op.ATTENTION).toList();
+        assertEquals(2, att.size(), "one attention per layer:\n" + m.graph());
+        for (Node a : att) {
+            assertEquals(2, m.graph().type(a.input(1)).shape().dim(1), "k with its 2 heads: " + a);
+            assertEquals(2, m.graph().type(a.input(2)).shape().dim(1), "v with its 2 heads: " + a);
+            assertTrue(a.attrs().getBool("rope", false), "q's and k's rope inside the attention: " + a);
+        }
+        assertTrue(m.graph().nodes().stream().noneMatch(n -> n.op() == dev.lantern.ir.Op.CONCAT || n.op() == dev.lantern.ir.Op.ROPE
+                || n.op() == dev.lantern.ir.Op.GATHER && n.attrs().getInt("axis", 0) != 0), "no K/V head copies:\n" + m.graph());
+    }
+
+    /** BERT's padding mask (b, 1, 1, s) goes into the fused attention as its 4th input on the CPU. */
+    @Test
+    void bertAttentionTakesItsPaddingMask() throws Exception {
+        HfModel model = HfModel.open(HF.resolve("bert"));
+        dev.lantern.engine.CompiledModel m = dev.lantern.engine.Compiler.compile(model.graph(2, 8), CompileOptions.defaults());
+        java.util.List<Node> att = m.graph().nodes().stream().filter(n -> n.op() == dev.lantern.ir.Op.ATTENTION).toList();
+        assertEquals(2, att.size(), "one attention per layer:\n" + m.graph());
+        for (Node a : att) {
+            assertEquals(4, a.inputs().size(), "q, k, v and the mask: " + a);
+            assertEquals(dev.lantern.ir.Shape.of(2, 1, 1, 8), m.graph().type(a.input(3)).shape());
+        }
+    }
+
     @Test
     void shardedCheckpoint(@TempDir Path tmp) throws Exception {
         // the GPT-2 checkpoint split over two shards and their index, as save_pretrained writes large models

@@ -23,19 +23,20 @@ final class AttentionGeneralRenderer {
         CudaEmitter e = new CudaEmitter();
         CudaPrelude.emit(e, "attention" + (spec.causal() ? " (causal)" : "") + ", head_dim " + spec.headDim()
                 + ", general path (one warp per query)");
-        List<KernelParam> params = AttentionParams.of(t);
+        List<KernelParam> params = AttentionParams.of(t, spec);
         int d = spec.headDim();
         int perLane = (d + 31) / 32;
         e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(" + WARPS * 32 + ")"), () -> {
             e.linef("constexpr int D = %d, DL = %d, WARPS = %d;", d, perLane, WARPS);
             e.linef("constexpr float SCALE_LOG2 = %s;",
                     ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
+            AttentionParams.emitMaskConstant(e, spec, false);
             e.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
             e.line("const long long qblocks = (seq_q + WARPS - 1) / WARPS;");
             e.line("const long long bh = blockIdx.x / qblocks;");
             e.line("const int row = (int) (blockIdx.x % qblocks) * WARPS + warp;");
             e.line("if (row >= seq_q) return;");
-            AttentionParams.emitBases(e, t);
+            AttentionParams.emitBases(e, t, spec);
             e.line("float qv[DL], acc[DL];");
             e.unrolled("i", "DL", () -> {
                 e.line("const int c = lane + 32 * i;");
@@ -51,6 +52,9 @@ final class AttentionGeneralRenderer {
                     e.line("if (c < D) s = fmaf(qv[i], lt_f32(kb[j * k_ss + c]), s);");
                 });
                 e.line("s = lt_warp_sum(s) * SCALE_LOG2;");
+                if (spec.masked()) {
+                    e.line("s += lt_f32(amb[row * amask_ss + j]) * MASK_MUL;");
+                }
                 e.line("const float mn = fmaxf(m, s);");
                 e.line("const float corr = exp2f(m - mn), p = exp2f(s - mn);");
                 e.line("l = l * corr + p;");

@@ -74,17 +74,18 @@ final class AttentionMmaRenderer {
         e.linef("constexpr bool CAUSAL = %s;", spec.causal());
         e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
                 ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
+        AttentionParams.emitMaskConstant(e, spec, spec.scale() > 0);
         e.line("typedef " + t + " T;");
         e.blank();
         emitHelpers(e, mmaType, pack2, vec2);
-        List<KernelParam> params = AttentionParams.of(t);
+        List<KernelParam> params = AttentionParams.of(t, spec);
         e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(" + threads + ")"), () -> {
             e.line("extern __shared__ __align__(128) unsigned char lt_smem[];");
             e.line("const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;");
             e.line("const int qblocks = (seq_q + BR - 1) / BR;");
             e.line("const long long bh = blockIdx.x / qblocks;");
             e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
-            AttentionParams.emitBases(e, "T");
+            AttentionParams.emitBases(e, "T", spec);
             e.line("const unsigned sQ = (unsigned) __cvta_generic_to_shared(lt_smem);");
             boolean twoStages = tile.stages() == 2;
             if (twoStages) {
@@ -221,6 +222,11 @@ final class AttentionMmaRenderer {
                     () -> e.unrolled("i", "4", () -> e.line("s[mt][n][i] *= SCALE_LOG2;"))));
         }
         e.line("const int k0 = kt * BC;");
+        if (spec.masked()) {
+            e.unrolled("mt", "MT", () -> e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () ->
+                    AttentionParams.emitMaskAdd(e, spec, "s[mt][n][i]",
+                            "const int col = k0 + n * 8 + 2 * t4 + (i & 1), row = qrow + mt * 16 + (i >> 1) * 8;"))));
+        }
         e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > q0))", () -> {
             e.comment("a ragged or diagonal tile: mask keys past seq_k and, causal, keys after the query");
             e.unrolled("mt", "MT", () -> e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {

@@ -8,7 +8,7 @@ final class AttentionParams {
     private AttentionParams() {
     }
 
-    static List<KernelParam> of(String t) {
+    static List<KernelParam> of(String t, AttentionSpec spec) {
         List<KernelParam> p = new ArrayList<>();
         p.add(new KernelParam("const " + t + "* __restrict__", "q"));
         p.add(new KernelParam("const " + t + "* __restrict__", "k"));
@@ -22,6 +22,12 @@ final class AttentionParams {
                 p.add(new KernelParam("long long", x + "_s" + axis));
             }
         }
+        if (spec.masked()) { // after o's strides: the tensor maps' arguments keep their places
+            p.add(new KernelParam("const " + t + "* __restrict__", "amask"));
+            for (String axis : List.of("b", "h", "s")) {
+                p.add(new KernelParam("long long", "amask_s" + axis));
+            }
+        }
         return p;
     }
 
@@ -30,22 +36,73 @@ final class AttentionParams {
                 + String.join(", ", params.stream().map(KernelParam::toString).toList()) + ")";
     }
 
-    /** Pointers to this (batch, head)'s matrices: {@code bh} = batch * heads + head. */
-    static void emitBases(CudaEmitter e, String t) {
-        emitBases(e, t, true);
+    /**
+     * Pointers to this (batch, head)'s matrices: {@code bh} = batch * heads + head; k and v those of
+     * K/V head {@link #kvHead} (head / group with grouped-query attention).
+     */
+    static void emitBases(CudaEmitter e, String t, AttentionSpec spec) {
+        emitBases(e, t, true, spec);
     }
 
-    /** As {@link #emitBases(CudaEmitter, String)}; without {@code inputs} only o's (tensor maps address q, k, v). */
-    static void emitBases(CudaEmitter e, String t, boolean inputs) {
+    /** As {@link #emitBases(CudaEmitter, String, AttentionSpec)}; without {@code inputs} only o's and the mask's (tensor maps address q, k, v). */
+    static void emitBases(CudaEmitter e, String t, boolean inputs, AttentionSpec spec) {
+        int group = spec.group();
         e.line("const long long bi = bh / heads, hi = bh % heads;");
+        if (spec.masked()) {
+            e.line("const " + t + "* __restrict__ amb = amask + bi * amask_sb + hi * amask_sh;");
+        }
+        if (group > 1) {
+            e.linef("const long long hkv = hi / %d;  // grouped-query attention: the K/V head this query head reads", group);
+        }
         if (!inputs) {
             e.line(t + "* __restrict__ ob = o + bi * o_sb + hi * o_sh;");
             return;
         }
+        String kv = kvHead(group);
         e.line("const " + t + "* __restrict__ qb = q + bi * q_sb + hi * q_sh;");
-        e.line("const " + t + "* __restrict__ kb = k + bi * k_sb + hi * k_sh;");
-        e.line("const " + t + "* __restrict__ vb = v + bi * v_sb + hi * v_sh;");
+        e.line("const " + t + "* __restrict__ kb = k + bi * k_sb + " + kv + " * k_sh;");
+        e.line("const " + t + "* __restrict__ vb = v + bi * v_sb + " + kv + " * v_sh;");
         e.line(t + "* __restrict__ ob = o + bi * o_sb + hi * o_sh;");
+    }
+
+    /**
+     * {@code MASK_MUL}: what a mask value is multiplied by to join the scores where the kernel adds
+     * it: 1/scale to raw scores (the scale folded into the exp2), log2(e) to scores already scaled
+     * by scale·log2(e).
+     */
+    static void emitMaskConstant(CudaEmitter e, AttentionSpec spec, boolean rawScores) {
+        if (spec.masked()) {
+            e.linef("constexpr float MASK_MUL = %s;  // mask to the scores' domain",
+                    ElementwiseRenderer.floatLiteral(rawScores ? 1.0 / spec.scale() : 1.4426950408889634));
+        }
+    }
+
+    /**
+     * Adds the mask to the thread's score elements {@code s} at (row, col) (declared by the caller's
+     * {@code pos} line), rows and keys in range only: the ragged masking after it sets the rest to -inf.
+     */
+    static void emitMaskAdd(CudaEmitter e, AttentionSpec spec, String s, String pos) {
+        if (spec.masked()) {
+            e.comment("the additive mask, read per element (a (b, 1, 1, t) padding mask stays in L1)");
+            e.block("", () -> {
+                e.line(pos);
+                e.line("if (row < seq_q && col < seq_k) " + s + " += lt_f32(amb[row * amask_ss + col]) * MASK_MUL;");
+            });
+        }
+    }
+
+    /** The variable {@link #emitBases} declares for the K/V head: {@code hi} itself without groups. */
+    static String kvHead(int group) {
+        return group > 1 ? "hkv" : "hi";
+    }
+
+    /**
+     * The name of the tensor map over {@code which} ("q", "k", "v") in boxes of {@code rows} rows:
+     * {@code tm_<which>_<rows>}, and {@code _g<group>} on k and v with grouped-query attention, so
+     * that {@code TensorMaps} encodes them over heads / group heads.
+     */
+    static String tensorMap(String which, int rows, int group) {
+        return "tm_" + which + "_" + rows + (group > 1 && !which.equals("q") ? "_g" + group : "");
     }
 
     /** cp.async helpers: a 16-byte copy that zero-fills past the end, commit, and waits. */

@@ -7,8 +7,11 @@ import dev.lantern.ir.DType;
  * {@code o = softmax(q k^T * scale [causal mask]) v}, f32 softmax and accumulation.
  *
  * <pre>
- * q: (batch, heads, seq_q, head_dim), k, v: (batch, heads, seq_k, head_dim), o like q
+ * q: (batch, heads, seq_q, head_dim), k, v: (batch, heads / group, seq_k, head_dim), o like q
  * </pre>
+ *
+ * With {@code group > 1} (grouped-query attention) query head h reads K/V head h / group, the
+ * order of transformers' repeat_kv: k and v are read in place, never copied per query head.
  *
  * The causal mask is top-left aligned (PyTorch's {@code is_causal}): query i sees keys 0..i.
  * Kernel arguments: q, k, v, o, heads, seq_q, seq_k, then for each of q, k, v, o its
@@ -24,12 +27,22 @@ import dev.lantern.ir.DType;
  *                 false, q only, k comes rotated (any warp-specialised TMA tile,
  *                 {@link CudaTarget.WgmmaTile#rotatesQueries}). Other tiles refuse the spec.
  *                 Always false without RoPE.
+ * @param group    query heads per K/V head (1: plain attention); compile-time, divides {@code heads}
+ * @param masked   an additive mask (dtype of q) on the scaled scores, softmax(scale q k^T + mask): the
+ *                 kernel takes it (amask) and its (b, h, s) strides (0 where broadcast) after o's;
+ *                 keys are contiguous in it
  */
 public record AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
-                            double scale, DType dtype, double ropeBase, boolean ropeKeys) implements KernelSpec {
+                            double scale, DType dtype, double ropeBase, boolean ropeKeys, int group, boolean masked)
+        implements KernelSpec {
     public AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
                          double scale, DType dtype) {
-        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, 0, false);
+        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, 0, false, 1, false);
+    }
+
+    public AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
+                         double scale, DType dtype, double ropeBase, boolean ropeKeys) {
+        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, 1, false);
     }
 
     public AttentionSpec {
@@ -40,6 +53,11 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
         KernelSpec.checkPositive(seqQ, name + ": seq_q");
         KernelSpec.checkPositive(seqK, name + ": seq_k");
         KernelSpec.checkPositive(headDim, name + ": head_dim");
+        KernelSpec.checkPositive(group, name + ": group");
+        if (heads % group != 0) {
+            throw new CodegenException(name + ": " + heads + " query heads do not split into groups of " + group
+                    + " per K/V head (heads % group must be 0)");
+        }
         if (headDim > 1024) {
             throw new CodegenException(name + ": head_dim " + headDim + " is over 1024");
         }
@@ -54,12 +72,27 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
 
     /** The same attention with RoPE applied to q and k inside the kernel (base 0: none). */
     public AttentionSpec withRope(double base) {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, true);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, true, group, masked);
     }
 
     /** The same attention with RoPE applied to q inside the kernel; k is given rotated (base 0: none). */
     public AttentionSpec withQueryRope(double base) {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, false);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, false, group, masked);
+    }
+
+    /** The same attention over {@code heads / group} K/V heads, each read by {@code group} query heads. */
+    public AttentionSpec withGroup(int group) {
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, masked);
+    }
+
+    /** The same attention with an additive mask on the scaled scores (the kernel's m argument). */
+    public AttentionSpec withMask() {
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, true);
+    }
+
+    /** The number of K/V heads. */
+    public long kvHeads() {
+        return heads / group;
     }
 
     /** Whether the kernel rotates q (and, with {@link #ropeKeys}, k) itself. */
@@ -108,7 +141,9 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
         if (hopperPath(target)) {
             return new AttentionWgmmaRenderer(this, target).render();
         }
-        return fastPath(target) ? new AttentionMmaRenderer(this, target).render()
+        // a mask at head_dim 128 leaves the mma.sync tiles no registers (ptxas spills 8-28 bytes): the
+        // general kernel takes it there (on Hopper the wgmma kernel serves head_dim 128 anyway)
+        return fastPath(target) && !(masked && headDim >= 128) ? new AttentionMmaRenderer(this, target).render()
                 : new AttentionGeneralRenderer(this, target).render();
     }
 }

@@ -14,11 +14,13 @@ package dev.lantern.cuda.codegen;
  * </pre>
  */
 final class AttentionWgmmaMath {
+    private final AttentionSpec spec;
     private final CudaTarget.WgmmaTile tile;
     private final String pack2;
     private final String vec2;
 
-    AttentionWgmmaMath(CudaTarget.WgmmaTile tile, String pack2, String vec2) {
+    AttentionWgmmaMath(AttentionSpec spec, CudaTarget.WgmmaTile tile, String pack2, String vec2) {
+        this.spec = spec;
         this.tile = tile;
         this.pack2 = pack2;
         this.vec2 = vec2;
@@ -95,6 +97,10 @@ final class AttentionWgmmaMath {
             e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> e.line("s[n][i] *= SCALE_LOG2;")));
         }
         e.line("float corr[2];");
+        if (spec.masked()) {
+            e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> AttentionParams.emitMaskAdd(e, spec, "s[n][i]",
+                    "const int col = k0 + n * 8 + 2 * t4 + (i & 1), row = qrow + (i >> 1) * 8;")));
+        }
         e.block("if (k0 + BC > seq_k || (CAUSAL && k0 + BC - 1 > wq0))", () -> {
             e.comment("a ragged or diagonal tile: mask keys past seq_k and, causal, keys after the query");
             e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {

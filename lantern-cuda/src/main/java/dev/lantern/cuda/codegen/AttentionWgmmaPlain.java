@@ -30,7 +30,7 @@ final class AttentionWgmmaPlain {
                         + tile.minBlocks() + " CTA(s) per SM" + (tile.qInRegisters() ? ", Q in registers" : ""),
                 String.format("constexpr int THREADS = 128, BR = 64, BC = %d, STAGES = %d;", tile.keyTile(), tile.stages()),
                 "Q; one K or V tile");
-        List<KernelParam> params = AttentionParams.of(t);
+        List<KernelParam> params = AttentionParams.of(t, spec);
         boolean foldScale = spec.scale() > 0;
         boolean two = tile.stages() == 2;
         e.block(AttentionParams.signature(spec.name(), params,
@@ -40,7 +40,7 @@ final class AttentionWgmmaPlain {
             e.line("const int qblocks = (seq_q + BR - 1) / BR;");
             e.line("const long long bh = blockIdx.x / qblocks;");
             e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
-            AttentionParams.emitBases(e, "T");
+            AttentionParams.emitBases(e, "T", spec);
             e.line("const unsigned sbase = ((unsigned) __cvta_generic_to_shared(lt_smem) + 1023u) & ~1023u;");
             e.line("const unsigned sQ = sbase, sK0 = sQ + QBYTES, sV0 = sK0 + STAGES * TBYTES;  // stage s at + s * TBYTES");
             e.line("#define LT_KBUF(j) (sK0 + (STAGES == 2 ? ((j) & 1) * TBYTES : 0))");

@@ -16,6 +16,7 @@ final class AttentionWgmmaProducer {
     private final boolean realloc;
     private final int producerRegs;
     private final boolean ropeK;
+    private final int group;
 
     /**
      * {@code realloc}: the producer is a warpgroup that gives registers back (setmaxnreg) down to
@@ -28,6 +29,7 @@ final class AttentionWgmmaProducer {
         this.realloc = realloc;
         this.producerRegs = producerRegs;
         this.ropeK = ropeK;
+        this.group = kernel.spec().group();
     }
 
     /** The producer's branch ({@code if (wg == NC)}), which returns when its copies are issued. */
@@ -52,7 +54,7 @@ final class AttentionWgmmaProducer {
         }
         e.block("if (tid == NC * 128)", () -> {
             if (!persistent) {
-                e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
+                e.line(headCoordinates());
                 emitQCopy(e, "sQ0", "LT_QFULL");
                 e.block("for (int j = 0; j < nk; ++j)", () -> emitTileCopies(e, "LT_KFULL"));
                 return;
@@ -60,7 +62,7 @@ final class AttentionWgmmaProducer {
             e.line("int it0 = 0, tc = 0;  // the key tiles and query tiles this CTA has done");
             e.block("for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x, ++tc)", () -> {
                 kernel.emitTileStart(e);
-                e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
+                e.line(headCoordinates());
                 e.line("const int qb = tc % QBUF;");
                 e.line("if (tc >= QBUF) lt_mbar_wait(LT_QE(qb), ((tc / QBUF) - 1) & 1);  // no consumer reads the buffer's last Q");
                 emitQCopy(e, "sQ0 + qb * NC * QBYTES", "LT_QF(qb)");
@@ -105,7 +107,7 @@ final class AttentionWgmmaProducer {
      */
     private void emitRopeProducer(CudaEmitter e) {
         e.line("const int ptid = tid - NC * 128, c = ptid & 7;");
-        e.line("const int hi32 = (int) hi, bi32 = (int) bi;");
+        e.line(headCoordinates());
         e.block("if (ptid == 0)", () -> emitQCopy(e, "sQ0", "LT_QFULL"));
         e.line("float cd[8], sd[8], cs[8], sn[8];");
         e.line("lt_rope_steps(c, cd, sd);");
@@ -128,6 +130,11 @@ final class AttentionWgmmaProducer {
         });
     }
 
+    /** The TMA head coordinates: hi32 for Q, hk32 (the K/V head, hi / group) for K and V when grouped. */
+    private String headCoordinates() {
+        return "const int hi32 = (int) hi, bi32 = (int) bi" + (group > 1 ? ", hk32 = (int) hkv;" : ";");
+    }
+
     /** TMA: Q of every consumer warpgroup (two 64-column halves each), completing on the Q barrier. */
     private static void emitQCopy(CudaEmitter e, String base, String barrier) {
         e.line("lt_mbar_expect(" + barrier + ", NC * QBYTES);");
@@ -142,17 +149,18 @@ final class AttentionWgmmaProducer {
      * again; the stage is key tile j's place in the CTA's ring ({@link AttentionWgmmaRenderer#ring}).
      */
     private void emitTileCopies(CudaEmitter e, String kBarrier) {
-        String k = "&tm_k_" + tile.keyTile();
-        String v = "&tm_v_" + tile.keyTile();
+        String k = "&" + AttentionParams.tensorMap("k", tile.keyTile(), group);
+        String v = "&" + AttentionParams.tensorMap("v", tile.keyTile(), group);
+        String kvHead = group > 1 ? "hk32" : "hi32";
         String r = kernel.ring("j");
         e.line("const unsigned ph = ((" + r + " / STAGES) - 1) & 1;  // the release of tile j - STAGES");
         e.line("if (" + r + " >= STAGES) lt_mbar_wait(LT_KEMPTY(" + r + " % STAGES), ph);");
         e.line("lt_mbar_expect(" + kBarrier + "(" + r + " % STAGES), TBYTES);");
-        e.line("lt_tma_load(LT_KBUF(" + r + "), " + k + ", 0, j * BC, hi32, bi32, " + kBarrier + "(" + r + " % STAGES));");
-        e.line("lt_tma_load(LT_KBUF(" + r + ") + HALF, " + k + ", 64, j * BC, hi32, bi32, " + kBarrier + "(" + r + " % STAGES));");
+        e.line("lt_tma_load(LT_KBUF(" + r + "), " + k + ", 0, j * BC, " + kvHead + ", bi32, " + kBarrier + "(" + r + " % STAGES));");
+        e.line("lt_tma_load(LT_KBUF(" + r + ") + HALF, " + k + ", 64, j * BC, " + kvHead + ", bi32, " + kBarrier + "(" + r + " % STAGES));");
         e.line("if (" + r + " >= STAGES) lt_mbar_wait(LT_VEMPTY(" + r + " % STAGES), ph);");
         e.line("lt_mbar_expect(LT_VFULL(" + r + " % STAGES), TBYTES);");
-        e.line("lt_tma_load(LT_VBUF(" + r + "), " + v + ", 0, j * BC, hi32, bi32, LT_VFULL(" + r + " % STAGES));");
-        e.line("lt_tma_load(LT_VBUF(" + r + ") + HALF, " + v + ", 64, j * BC, hi32, bi32, LT_VFULL(" + r + " % STAGES));");
+        e.line("lt_tma_load(LT_VBUF(" + r + "), " + v + ", 0, j * BC, " + kvHead + ", bi32, LT_VFULL(" + r + " % STAGES));");
+        e.line("lt_tma_load(LT_VBUF(" + r + ") + HALF, " + v + ", 64, j * BC, " + kvHead + ", bi32, LT_VFULL(" + r + " % STAGES));");
     }
 }

@@ -53,7 +53,7 @@ final class AttentionWgmmaRenderer {
         this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
         this.persistent = tile.persistent();
-        this.math = new AttentionWgmmaMath(tile, pack2, vec2);
+        this.math = new AttentionWgmmaMath(spec, tile, pack2, vec2);
         if (spec.headDim() != 128) {
             throw new CodegenException(spec.name() + ": the wgmma attention kernel needs head_dim 128, got "
                     + spec.headDim());
@@ -131,7 +131,7 @@ final class AttentionWgmmaRenderer {
     void emitTileStart(CudaEmitter e) {
         e.line("const long long bh = tile / qblocks;");
         e.line("const int q0 = (qblocks - 1 - (int) (tile % qblocks)) * BR;  // the head's heaviest causal block first");
-        AttentionParams.emitBases(e, "T", false);
+        AttentionParams.emitBases(e, "T", false, spec);
         emitKeyTiles(e);
     }
 
@@ -149,6 +149,7 @@ final class AttentionWgmmaRenderer {
         e.linef("constexpr bool CAUSAL = %s;", spec.causal());
         e.linef("constexpr float SCALE_LOG2 = %s;  // scale * log2(e)",
                 ElementwiseRenderer.floatLiteral(spec.scale() * 1.4426950408889634));
+        AttentionParams.emitMaskConstant(e, spec, spec.scale() > 0);
         e.line("typedef " + t + " T;");
         e.blank();
         WgmmaHelpers.emitKernelHelpers(e, tile.keyTile(), tile.qInRegisters(), mmaType, pack2, vec2);

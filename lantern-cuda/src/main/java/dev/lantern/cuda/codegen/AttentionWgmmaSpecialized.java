@@ -80,11 +80,11 @@ final class AttentionWgmmaSpecialized {
             WgmmaHelpers.emitTma(e);
         }
         e.blank();
-        List<KernelParam> params = new java.util.ArrayList<>(AttentionParams.of(t));
+        List<KernelParam> params = new java.util.ArrayList<>(AttentionParams.of(t, spec));
         if (tma) {
-            params.add(new KernelParam("const __grid_constant__ LtTensorMap", "tm_q_64"));
-            params.add(new KernelParam("const __grid_constant__ LtTensorMap", "tm_k_" + tile.keyTile()));
-            params.add(new KernelParam("const __grid_constant__ LtTensorMap", "tm_v_" + tile.keyTile()));
+            params.add(new KernelParam("const __grid_constant__ LtTensorMap", AttentionParams.tensorMap("q", 64, spec.group())));
+            params.add(new KernelParam("const __grid_constant__ LtTensorMap", AttentionParams.tensorMap("k", tile.keyTile(), spec.group())));
+            params.add(new KernelParam("const __grid_constant__ LtTensorMap", AttentionParams.tensorMap("v", tile.keyTile(), spec.group())));
         }
         boolean foldScale = spec.scale() > 0;
         AttentionWgmmaProducer producer = new AttentionWgmmaProducer(kernel, realloc, producerRegs, ropeK);
@@ -102,7 +102,7 @@ final class AttentionWgmmaSpecialized {
             } else {
                 e.line("const long long bh = blockIdx.x / qblocks;");
                 e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BR;  // heaviest causal block first");
-                AttentionParams.emitBases(e, "T", !tma);  // with TMA the tensor maps address Q, K and V
+                AttentionParams.emitBases(e, "T", !tma, spec);  // with TMA the tensor maps address Q, K and V
             }
             emitSharedLayout(e, tma, ropeK);
             producer.emit(e);

@@ -15,7 +15,9 @@ import java.util.List;
  *
  * <p>Attention ({@link dev.lantern.cuda.codegen.AttentionParams}): parameters named
  * {@code tm_<q|k|v>_<rows>} after q, k, v, o, heads, seq_q, seq_k and the (b, h, s) strides of
- * q, k, v, o; each map covers that tensor as (b, h, s, 128) in boxes of 64 x rows.
+ * q, k, v, o; each map covers that tensor as (b, h, s, 128) in boxes of 64 x rows. With
+ * grouped-query attention k's and v's are named {@code tm_<k|v>_<rows>_g<group>} and cover
+ * (b, h / group, s, 128).
  */
 public final class TensorMaps {
     private TensorMaps() {
@@ -41,9 +43,11 @@ public final class TensorMaps {
                 default -> throw new CodegenException(src.entry() + ": unknown tensor map " + params.get(i).name());
             };
             int rows = Integer.parseInt(name[2]);
+            // tm_k_64_g4: grouped-query attention, k and v have heads / 4 heads
+            int group = name.length > 3 && name[3].startsWith("g") ? Integer.parseInt(name[3].substring(1)) : 1;
             long seq = (Integer) args[which == 0 ? 5 : 6];
             int s0 = 7 + 3 * which;
-            all[i] = TensorMap.rows(driver, bf16, (Long) args[which], batch, heads, seq, 128,
+            all[i] = TensorMap.rows(driver, bf16, (Long) args[which], batch, heads / group, seq, 128,
                     (Long) args[s0], (Long) args[s0 + 1], (Long) args[s0 + 2], rows);
         }
         return all;

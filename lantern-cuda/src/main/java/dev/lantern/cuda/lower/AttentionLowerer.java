@@ -14,7 +14,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * attention: the fused kernel with q/k/v/o strides ({@code out_perm} becomes o's strides).
+ * attention: the fused kernel with q/k/v/o strides ({@code out_perm} becomes o's strides). k and
+ * v may have fewer heads than q (grouped-query attention): the spec's group makes query head h
+ * read K/V head h / group through k's and v's own strides, so no per-head copy is made. A 4th
+ * input is the additive mask (the spec's {@code masked}), read through its (b, h, s) strides, 0
+ * on its broadcast axes.
  * {@code rope=true}: when the target's own attention tile can rotate q and k itself (Hopper, two
  * consumer warpgroups and TMA: {@link AttentionSpec#ropeFusable}; not the default tile) the kernel
  * reads them unrotated, in place; otherwise k is first roped into the kernel's planned scratch,
@@ -32,7 +36,8 @@ final class AttentionLowerer implements KernelLowerer {
         Shape qs = q.shape();
         int d = qs.dim(3);
         AttentionSpec spec = new AttentionSpec("lt_attention", qs.dim(0), qs.dim(1), qs.dim(2), k.shape().dim(2), d,
-                n.attrs().getBool("causal", false), n.attrs().getDouble("scale", 1.0 / Math.sqrt(d)), q.dtype());
+                n.attrs().getBool("causal", false), n.attrs().getDouble("scale", 1.0 / Math.sqrt(d)), q.dtype())
+                .withGroup(Math.toIntExact(qs.dim(1) / k.shape().dim(1))); // grouped-query: K/V head h / group, read in place
         if (n.attrs().getBool("rope", false)) {
             double base = n.attrs().getDouble("rope_base", 10000.0);
             // inside the kernel only when the session's own tile rotates (not the default: there the rotation
@@ -56,7 +61,7 @@ final class AttentionLowerer implements KernelLowerer {
                 // the planned scratch holds the roped q and k; the not-yet-written output is the
                 // staging buffer of the (b, h, s, d) copies, so no transient memory is needed
                 boolean planned = qw != null && kw != null && qw.dtype() == q.dtype() && kw.dtype() == k.dtype()
-                        && o.dtype() == q.dtype() && o.shape().numel() >= qs.numel();
+                        && o.dtype() == q.dtype() && o.shape().numel() >= qs.numel() && o.shape().numel() >= k.shape().numel();
                 if (!queryInside) {
                     q = planned ? RopeLowerer.ropedInto(cx, q, base, o.buf(), LoweringContext.workspace(qw)) : RopeLowerer.roped(cx, q, base);
                 }
@@ -87,6 +92,23 @@ final class AttentionLowerer implements KernelLowerer {
             a.add(new Step.I64(s[1]));
             a.add(new Step.I64(s[2]));
         }
+        if (kernel.inputs().size() > 3) {
+            View m = maskView(cx.in(kernel, 3), q, k, cx);
+            spec = spec.withMask();
+            a.add(ptr(m));
+            for (int i = 0; i < 3; i++) { // a broadcast axis reads its one row whatever the stride
+                a.add(new Step.I64(m.shape().dim(i) == 1 ? 0 : m.strides()[i]));
+            }
+        }
         cx.launch(spec, a);
+    }
+
+    /** The additive mask as the kernel reads it: q's dtype, one value per key, keys contiguous. */
+    private static View maskView(View m, View q, View k, LoweringContext cx) {
+        if (m.dtype() != q.dtype() || m.shape().rank() != 4 || m.shape().dim(3) != k.shape().dim(2)) {
+            throw new CodegenException("attention's mask must be " + q.dtype() + " with one value per key (…, "
+                    + k.shape().dim(2) + "), got " + m.dtype() + m.shape());
+        }
+        return m.strides()[3] == 1 ? m : cx.contiguous(m);
     }
 }

@@ -42,7 +42,7 @@ public final class KernelNames {
             case StridedCopySpec x -> new StridedCopySpec(n, x.shape(), x.srcStrides(), x.dstStrides(), x.dtype());
             case GatherSpec x -> new GatherSpec(n, x.outer(), x.count(), x.rows(), x.inner(), x.dtype(), x.idsType());
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
-                    x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys());
+                    x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys(), x.group(), x.masked());
         };
     }
 }

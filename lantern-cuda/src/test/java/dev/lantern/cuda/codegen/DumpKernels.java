@@ -78,7 +78,7 @@ public final class DumpKernels {
 
     private static AttentionSpec renamed(AttentionSpec a, String tag) {
         return new AttentionSpec(a.name() + "_" + tag, a.batch(), a.heads(), a.seqQ(), a.seqK(), a.headDim(), a.causal(),
-                a.scale(), a.dtype(), a.ropeBase(), a.ropeKeys());
+                a.scale(), a.dtype(), a.ropeBase(), a.ropeKeys(), a.group(), a.masked());
     }
 
     /**
