@@ -24,7 +24,7 @@ final class BenchCommand {
         Args a = Args.parse("bench", argv, Set.of("json", "no-tune"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq"));
         List<String> what = a.positional();
         if (what.size() != 1 || !(what.getFirst().equals("macro") || what.getFirst().equals("micro") || what.getFirst().equals("model"))) {
-            throw new UsageException("bench: expected 'macro --config NAME|--shape B,S,H,N,M', 'micro' or 'model --model DIR "
+            throw new UsageException("bench: expected 'macro --config NAME|--shape B,S,H,N,M', 'micro' or 'model --model DIR|MODEL.onnx "
                     + "--batch B --seq S' [--device cuda] [--json]");
         }
         if (what.getFirst().equals("model")) {
@@ -78,11 +78,13 @@ final class BenchCommand {
         return 0;
     }
 
-    /** {@code bench model --model DIR --batch B --seq S}: a Hugging Face folder's prefill on GPU 0 (ModelBench). */
+    /** {@code bench model --model DIR|MODEL.onnx --batch B --seq S}: a Hugging Face folder's or an ONNX file's prefill on GPU 0 (ModelBench). */
     private static int model(Args a, PrintStream out, PrintStream err) {
         String dir = a.get("model", null);
-        if (dir == null || !HfRunCommand.isModelFolder(dir)) {
-            throw new UsageException("bench model: --model takes a Hugging Face folder (config.json + safetensors), found '" + dir + "'");
+        boolean onnx = dir != null && dir.endsWith(".onnx") && java.nio.file.Files.isRegularFile(java.nio.file.Path.of(dir));
+        if (dir == null || !(onnx || HfRunCommand.isModelFolder(dir))) {
+            throw new UsageException("bench model: --model takes a Hugging Face folder (config.json + safetensors) or an .onnx file, found '"
+                    + dir + "'");
         }
         int batch = a.getInt("bench", "batch", 8, 1, 1 << 16);
         int seq = a.getInt("bench", "seq", 512, 1, 1 << 20);

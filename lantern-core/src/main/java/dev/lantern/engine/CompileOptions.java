@@ -18,9 +18,12 @@ import dev.lantern.ir.LanternException;
  * @param dumpAfterEach keep the IR after every pass in {@link CompiledModel#dumps()}
  * @param verifyEach    run the verifier between passes (tests turn it on; cheap enough to leave on)
  * @param choices       backend choices that change the compiled result (part of the hash)
+ * @param lowOutputs    under AMP, graph outputs that a low-precision op computes stay in that dtype
+ *                      (bf16 logits, as torch.autocast and a bf16 model return them: half the
+ *                      bytes of f32) instead of being cast back to f32
  */
 public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach,
-                             BackendChoices choices) {
+                             BackendChoices choices, boolean lowOutputs) {
     public enum Amp {
         NONE, BF16, F16;
 
@@ -45,7 +48,12 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
 
     /** The options without backend choices: {@link BackendChoices#defaults()}. */
     public CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach) {
-        this(amp, target, fuse, dumpAfterEach, verifyEach, BackendChoices.defaults());
+        this(amp, target, fuse, dumpAfterEach, verifyEach, BackendChoices.defaults(), false);
+    }
+
+    /** The options with f32 outputs under AMP. */
+    public CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach, BackendChoices choices) {
+        this(amp, target, fuse, dumpAfterEach, verifyEach, choices, false);
     }
 
     public CompileOptions {
@@ -60,24 +68,29 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
     }
 
     public CompileOptions withAmp(Amp a) {
-        return new CompileOptions(a, target, fuse, dumpAfterEach, verifyEach, choices);
+        return new CompileOptions(a, target, fuse, dumpAfterEach, verifyEach, choices, lowOutputs);
     }
 
     public CompileOptions withDumpAfterEach(boolean d) {
-        return new CompileOptions(amp, target, fuse, d, verifyEach, choices);
+        return new CompileOptions(amp, target, fuse, d, verifyEach, choices, lowOutputs);
     }
 
     public CompileOptions withTarget(String t) {
-        return new CompileOptions(amp, t, fuse, dumpAfterEach, verifyEach, choices);
+        return new CompileOptions(amp, t, fuse, dumpAfterEach, verifyEach, choices, lowOutputs);
     }
 
     /** Without fusion: one kernel per primitive op (the eager baseline). */
     public CompileOptions withFuse(boolean f) {
-        return new CompileOptions(amp, target, f, dumpAfterEach, verifyEach, choices);
+        return new CompileOptions(amp, target, f, dumpAfterEach, verifyEach, choices, lowOutputs);
     }
 
     public CompileOptions withChoices(BackendChoices c) {
-        return new CompileOptions(amp, target, fuse, dumpAfterEach, verifyEach, c);
+        return new CompileOptions(amp, target, fuse, dumpAfterEach, verifyEach, c, lowOutputs);
+    }
+
+    /** With AMP's low-precision outputs kept low ({@link #lowOutputs()}). */
+    public CompileOptions withLowOutputs(boolean low) {
+        return new CompileOptions(amp, target, fuse, dumpAfterEach, verifyEach, choices, low);
     }
 
     /** The kernel target these options describe kernels for. */
@@ -87,13 +100,15 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
 
     /** SHA-256 of the fields that change the compiled result (dumping does not). */
     public String hash() {
-        return GraphHash.sha256("amp=" + amp + ";target=" + target + (fuse ? "" : ";fuse=false") + choices.keyText());
+        return GraphHash.sha256("amp=" + amp + ";target=" + target + (fuse ? "" : ";fuse=false") + choices.keyText()
+                + (lowOutputs && amp != Amp.NONE ? ";lowOutputs" : ""));
     }
 
     /** As a record prints, with the choices only when they are not the defaults (dumps stay as they were). */
     @Override
     public String toString() {
         return "CompileOptions[amp=" + amp + ", target=" + target + ", fuse=" + fuse + ", dumpAfterEach=" + dumpAfterEach
-                + ", verifyEach=" + verifyEach + (choices.equals(BackendChoices.defaults()) ? "" : ", choices=" + choices) + "]";
+                + ", verifyEach=" + verifyEach + (choices.equals(BackendChoices.defaults()) ? "" : ", choices=" + choices)
+                + (lowOutputs ? ", lowOutputs=true" : "") + "]";
     }
 }

@@ -41,7 +41,7 @@ public final class Compiler {
         // Without fusion the final graph is itself the op-by-op form.
         Graph before = !options.fuse() ? cur : unfused[0] == null ? g : unfused[0];
         if (options.fuse() && options.amp() != CompileOptions.Amp.NONE) {
-            before = new Autocast(options.amp().dtype()).run(before);
+            before = new Autocast(options.amp().dtype(), options.lowOutputs()).run(before);
         }
         Partition partition = new Partition(target);
         List<Kernel> kernels = partition.kernels(cur);

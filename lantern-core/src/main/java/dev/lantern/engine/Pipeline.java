@@ -52,7 +52,7 @@ public final class Pipeline {
             p.add(new FuseAttention());
         }
         if (options.amp() != CompileOptions.Amp.NONE) {
-            p.add(new Autocast(options.amp().dtype()));
+            p.add(new Autocast(options.amp().dtype(), options.lowOutputs()));
         }
         if (options.fuse()) {
             // CUDA: the residual stream through C (BackendChoices.residualInGemm)

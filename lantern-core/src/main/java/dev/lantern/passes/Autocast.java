@@ -11,7 +11,9 @@ import dev.lantern.passes.Rule.Rewrite;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -47,9 +49,16 @@ public final class Autocast implements Pass {
     private static final Set<Op> F32 = EnumSet.of(Op.SOFTMAX, Op.RMS_NORM, Op.LAYER_NORM);
 
     private final DType low;
+    private final boolean lowOutputs;
     private final List<Rule> rules;
 
     public Autocast(DType low) {
+        this(low, false);
+    }
+
+    /** {@code lowOutputs}: a graph output that a low-precision op computes stays low (CompileOptions.lowOutputs). */
+    public Autocast(DType low, boolean lowOutputs) {
+        this.lowOutputs = lowOutputs;
         if (low != DType.BF16 && low != DType.F16) {
             throw new IllegalArgumentException("autocast to bf16 or f16, not " + low);
         }
@@ -81,11 +90,44 @@ public final class Autocast implements Pass {
     @Override
     public Graph run(Graph g) {
         Verifier.verify(g, name());
-        return RewriteEngine.run(name(), g, rules);
+        Graph out = RewriteEngine.run(name(), g, rules);
+        return lowOutputs ? Verifier.verify(keepOutputsLow(out), name() + " (outputs kept low)") : out;
     }
 
     private Rewrite lowOp(Node n, RewriteContext cx) {
         return LOW.contains(n.op()) && n.type().dtype() == DType.F32 ? around(n, cx, low, DType.F32) : null;
+    }
+
+    /**
+     * Every graph output {@code o = cast(x) {to=f32}} with x low and read by nothing else becomes x
+     * itself under o's name: the output keeps its name and turns low (a rewrite rule may not change
+     * a value's type, so this runs after them).
+     */
+    private static Graph keepOutputsLow(Graph g) {
+        Map<String, List<Node>> users = g.users();
+        Map<String, String> renamed = new HashMap<>();
+        for (String o : g.outputs()) {
+            Node c = g.node(o);
+            if (c == null || c.op() != Op.CAST || c.type().dtype() != DType.F32) {
+                continue;
+            }
+            Node x = g.node(c.input(0));
+            boolean low = x != null && !x.op().isSource() && x.type().dtype().isFloating() && x.type().dtype().bytes() < 4;
+            if (low && users.getOrDefault(x.name(), List.of()).size() == 1 && !g.outputs().contains(x.name())) {
+                renamed.put(x.name(), o);
+            }
+        }
+        if (renamed.isEmpty()) {
+            return g;
+        }
+        List<Node> nodes = new ArrayList<>();
+        for (Node n : g.nodes()) {
+            if (renamed.containsValue(n.name()) && n.op() == Op.CAST) {
+                continue; // the cast back to f32 goes; its producer takes its name
+            }
+            nodes.add(renamed.containsKey(n.name()) ? n.withName(renamed.get(n.name())) : n);
+        }
+        return g.withNodes(nodes, g.outputs());
     }
 
     private Rewrite f32Island(Node n, RewriteContext cx) {

@@ -8,6 +8,8 @@ import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.engine.Compiler;
 import dev.lantern.frontend.hf.HfModel;
+import dev.lantern.ir.LanternException;
+import dev.lantern.onnx.OnnxModel;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
@@ -22,8 +24,9 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * {@code lantern bench model --model DIR --batch B --seq S}: the prefill (one forward over B × S
- * tokens) of a Hugging Face folder (GPT-2, LLaMA, BERT; {@link HfModel}) on GPU 0 in bf16 AMP,
+ * {@code lantern bench model --model DIR|MODEL.onnx --batch B --seq S}: the prefill (one forward over
+ * B × S tokens) of a Hugging Face folder (GPT-2, LLaMA, BERT; {@link HfModel}) or of an exported ONNX
+ * file (its every input bound to (B, S); case {@code <folder>-onnx_b<B>_s<S>}) on GPU 0 in bf16 AMP,
  * compiled, compiled + graph replay and eager, timed with CUDA events as {@code bench macro} times
  * the blocks (the same warm-up), with the checkpoint's own weights. Records in torch_ref.py's form,
  * case {@code <folder>_b<B>_s<S>}, rate {@code tok_s} (tokens per second).
@@ -32,20 +35,49 @@ final class ModelBench {
     private ModelBench() {}
 
     static void run(CudaBench bench, CudaDevice device, Path dir, int batch, int seq, long seed, Consumer<String> progress) {
-        HfModel model = HfModel.open(dir);
-        Graph g = model.graph(batch, seq);
-        CompileOptions options = CompileOptions.defaults().withTarget("cuda").withAmp(CompileOptions.Amp.BF16);
+        // logits in bf16, as the bf16 transformers model PyTorch is timed with returns them (half the bytes of f32)
+        CompileOptions options = CompileOptions.defaults().withTarget("cuda").withAmp(CompileOptions.Amp.BF16).withLowOutputs(true);
         progress.accept("model " + dir.getFileName() + ": compiling");
-        CompiledModel compiled = Compiler.compile(g, options);
-        CompiledModel eager = Compiler.compile(g, options.withFuse(false));
+        boolean onnx = dir.getFileName().toString().endsWith(".onnx");
+        Graph g;
+        CompiledModel compiled;
+        CompiledModel eager;
         Map<String, Tensor> params;
         Map<String, Tensor> eagerParams;
-        try (Weights w = model.weights()) {
-            params = Bindings.parameters(compiled.graph(), w);
-            eagerParams = Bindings.parameters(eager.graph(), w);
+        int vocab;
+        String label;
+        if (onnx) {
+            // the exported file, imported with its symbolic batch and sequence bound (OnnxModel)
+            OnnxModel model = OnnxModel.open(dir, options);
+            Map<String, long[]> shapes = new LinkedHashMap<>();
+            model.inputs().forEach(in -> shapes.put(in.name(), new long[] {batch, seq}));
+            OnnxModel.Compiled c = model.compile(shapes);
+            g = c.program().graph();
+            compiled = c.program().model();
+            eager = c.program().model("cuda", false);
+            try (Weights w = c.weights()) {
+                params = Bindings.parameters(compiled.graph(), w);
+                eagerParams = Bindings.parameters(eager.graph(), w);
+            }
+            String input = model.inputs().getFirst().name();
+            vocab = Math.toIntExact(model.embeddingRows(input).orElseThrow(
+                    () -> new LanternException(dir + ": no embedding table reads input " + input + ", so no vocabulary to draw ids from")));
+            String folder = dir.toAbsolutePath().getParent().getFileName().toString();
+            label = folder.endsWith("-onnx") ? folder : folder + "-onnx";
+        } else {
+            HfModel model = HfModel.open(dir);
+            g = model.graph(batch, seq);
+            compiled = Compiler.compile(g, options);
+            eager = Compiler.compile(g, options.withFuse(false));
+            try (Weights w = model.weights()) {
+                params = Bindings.parameters(compiled.graph(), w);
+                eagerParams = Bindings.parameters(eager.graph(), w);
+            }
+            vocab = model.vocabSize();
+            label = dir.getFileName().toString();
         }
-        Map<String, Tensor> inputs = inputs(g, model.vocabSize(), seed);
-        String name = dir.getFileName() + "_b" + batch + "_s" + seq;
+        Map<String, Tensor> inputs = inputs(g, vocab, seed);
+        String name = label + "_b" + batch + "_s" + seq;
         double tokens = (double) batch * seq;
         int iters = 10;
         try (CudaSession s = CudaSession.open(device, compiled, params, CudaSession.Options.compiled().withAutotune(bench.tune()))) {
@@ -55,6 +87,7 @@ final class ModelBench {
             double ms = s.timeMs(s::forward, CudaBench.WARMUP, iters);
             Map<String, Object> x = new LinkedHashMap<>();
             x.put("kernels", s.model().kernels().size());
+            x.put("outputs", s.model().graph().outputs().stream().map(o -> s.model().graph().type(o).dtype().text()).toList());
             x.put("device_ops", s.deviceOps());
             progress.accept("model " + name + ": profiling steps");
             x.put("steps", CudaBench.stepsJson(s.profileInForward(3, 10)));
