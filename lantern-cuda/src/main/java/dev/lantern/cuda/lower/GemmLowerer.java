@@ -109,12 +109,17 @@ final class GemmLowerer implements KernelLowerer {
         GemmSpec spec = new GemmSpec(m, nn, kk, gemmBatch, ta, tb, gemmType(a.dtype()), gemmType(d.dtype()), epi,
                 epi.hasBias() ? gemmType(bias.dtype()) : null);
         int ldd = paddedLdd(spec, c != null);
+        int nGemm = paddedN(spec, c != null);
+        ldd = Math.max(ldd, nGemm);
         if (ldd == nn) {
             cx.steps.add(new Step.Gemm(cx.kernel, spec, a.buf(), b.buf(), c, d.buf(), epi.hasBias() ? bias.buf() : null, c == null ? 0f : 1f));
         } else {
-            // D's rows are not 16-byte aligned (a 50257-wide vocabulary): cuBLASLt then only has slow
-            // kernels (GPT-2's LM head ran at 104 TFLOP/s). The GEMM writes rows ldd apart into scratch,
-            // and one strided copy packs them into D: the copy costs far less than what the GEMM gains.
+            // An N that is not a multiple of 8 (a 50257-wide vocabulary) leaves cuBLASLt only slow kernels:
+            // GPT-2's LM head ran at 105 TFLOP/s, with N padded to 50264 at 744 (VocabGemmProbe on the
+            // H200; padding D's rows alone gains nothing). B is copied into nGemm rows (or columns; the
+            // padding ones are never initialised: they only reach D's padding columns), the GEMM writes
+            // rows ldd apart into scratch, and one strided copy packs them into D: both copies cost far
+            // less than what the GEMM gains.
             // Rows go in chunks through a bounded scratch (a whole padded copy of 4096 f32 logits rows
             // would add 785 MiB to the peak); a batched GEMM or a transposed A goes in one piece.
             int bytes = spec.cdType().bytes;
@@ -123,10 +128,20 @@ final class GemmLowerer implements KernelLowerer {
             chunk = chunk >= m ? m : Math.max(rowStep, chunk / rowStep * rowStep); // each chunk's A starts 256-byte aligned
             Buf scratch = cx.transientBuf((long) gemmBatch * chunk * ldd * bytes);
             Buf biasBuf = epi.hasBias() ? bias.buf() : null;
+            Buf bBuf = b.buf();
+            if (nGemm != nn) {
+                int eb = b.dtype().bytes();
+                bBuf = cx.transientBuf((long) nGemm * kk * eb);
+                StridedCopySpec padB = tb
+                        ? new StridedCopySpec("lt_padb", List.of((long) nn * kk), List.of(1L), List.of(1L), b.dtype())
+                        : new StridedCopySpec("lt_padb", List.of((long) kk, (long) nn), List.of((long) nn, 1L), List.of((long) nGemm, 1L), b.dtype());
+                long extent = tb ? (long) nn * kk * eb : ((long) (kk - 1) * nGemm + nn) * eb;
+                cx.launch(padB, List.of(ptr(b), new Step.Ptr(bBuf, extent), new Step.I64((long) nn * kk)));
+            }
             for (int row = 0; row < m; row += chunk) {
                 int rows = Math.min(chunk, m - row);
-                GemmSpec part = new GemmSpec(rows, nn, kk, gemmBatch, ta, tb, spec.abType(), spec.cdType(), epi, spec.biasType(), ldd);
-                cx.steps.add(new Step.Gemm(cx.kernel, part, a.buf(), b.buf(), null, scratch, biasBuf, 0f,
+                GemmSpec part = new GemmSpec(rows, nGemm, kk, gemmBatch, ta, tb, spec.abType(), spec.cdType(), epi, spec.biasType(), ldd);
+                cx.steps.add(new Step.Gemm(cx.kernel, part, a.buf(), bBuf, null, scratch, biasBuf, 0f,
                         (long) row * kk * a.dtype().bytes()));
                 long packed = (long) gemmBatch * rows;
                 StridedCopySpec pack = new StridedCopySpec("lt_unpad", List.of(packed, (long) nn), List.of((long) ldd, 1L),
@@ -166,6 +181,19 @@ final class GemmLowerer implements KernelLowerer {
             return s.n();
         }
         return Math.toIntExact((s.n() + align - 1L) / align * align);
+    }
+
+    /**
+     * The N the GEMM runs with: n, or n rounded up to a multiple of 8 for a large GEMM with an odd
+     * N (cuBLASLt's fast kernels), when no C and no bias are read (both are n wide) and it is not
+     * batched (B would need padding per batch).
+     */
+    static int paddedN(GemmSpec s, boolean readsC) {
+        if (readsC || s.epilogue().hasBias() || s.batch() != 1 || s.n() % 8 == 0
+                || (long) s.m() * s.n() * s.batch() < PAD_MIN_ELEMENTS) {
+            return s.n();
+        }
+        return Math.toIntExact((s.n() + 7L) / 8 * 8);
     }
 
     /** {@code dst = act(dst + Σ terms)} when {@code inPlace} (dst read and written by the same thread), else {@code dst = Σ terms}. */

@@ -34,19 +34,27 @@ class PaddedGemmLoweringTest {
         return CudaLowering.lower(model, CudaTarget.H200); // runs the launch contract
     }
 
+    static List<Step.Launch> copies(CudaLowering.Lowered l, String name) {
+        return l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof StridedCopySpec c && c.name().equals(name))
+                .map(s -> (Step.Launch) s).toList();
+    }
+
     @Test
-    void unalignedWideOutputIsPaddedThenPacked() {
+    void oddWideOutputRunsWithNPaddedToEightThenIsPacked() {
         for (String dtype : new String[] {"f32", "bf16"}) {
             int n = 50257;
             CudaLowering.Lowered l = lower(37, n, 64, dtype);
             List<Step.Gemm> gemms = l.steps().stream().filter(s -> s instanceof Step.Gemm).map(s -> (Step.Gemm) s).toList();
             assertEquals(1, gemms.size());
             GemmSpec spec = gemms.getFirst().spec();
-            int align = dtype.equals("f32") ? 4 : 8;
-            assertEquals((n + align - 1) / align * align, spec.ldd(), dtype);
+            assertEquals(50264, spec.n(), dtype + ": N padded to a multiple of 8");
+            assertEquals(50264, spec.ldd());
             assertEquals(0, (long) spec.ldd() * spec.cdType().bytes % 16);
-            List<Step.Launch> packs = l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof StridedCopySpec)
-                    .map(s -> (Step.Launch) s).toList();
+            List<Step.Launch> padB = copies(l, "lt_padb");
+            assertEquals(1, padB.size(), "B copied into the padded rows");
+            assertEquals(gemms.getFirst().b(), ((Step.Ptr) padB.getFirst().args().get(1)).buf(), "the GEMM reads the padded B");
+            assertTrue(gemms.getFirst().b().bytes() >= 50264L * 64 * spec.abType().bytes);
+            List<Step.Launch> packs = copies(l, "lt_unpad");
             assertEquals(1, packs.size(), "one packing copy");
             StridedCopySpec pack = (StridedCopySpec) packs.getFirst().spec();
             assertEquals(List.of(37L, (long) n), pack.shape());
@@ -56,6 +64,44 @@ class PaddedGemmLoweringTest {
             assertEquals(gemms.getFirst().d(), src.buf(), "the copy reads what the GEMM wrote");
             assertTrue(src.buf().bytes() >= 37L * spec.ldd() * spec.cdType().bytes);
         }
+    }
+
+    @Test
+    void aWeightStoredKByNIsPaddedByColumns() {
+        String ir = """
+                graph @head {
+                  %x = input {name="x"} : bf16[300,64]
+                  %w = param {name="w"} : bf16[64,5001]
+                  %y = matmul(%x, %w) : bf16[300,5001]
+                  return %y
+                }
+                """;
+        CudaLowering.Lowered l = CudaLowering.lower(Compiler.compile(IrParser.parse(ir), CompileOptions.defaults().withTarget("cuda")),
+                CudaTarget.H200);
+        Step.Gemm g = l.steps().stream().filter(s -> s instanceof Step.Gemm).map(s -> (Step.Gemm) s).findFirst().orElseThrow();
+        assertEquals(5008, g.spec().n());
+        StridedCopySpec padB = (StridedCopySpec) copies(l, "lt_padb").getFirst().spec();
+        assertEquals(List.of(64L, 5001L), padB.shape());
+        assertEquals(List.of(5008L, 1L), padB.dstStrides());
+    }
+
+    @Test
+    void aBiasKeepsNAndPadsOnlyTheRows() {
+        String ir = """
+                graph @head {
+                  %x = input {name="x"} : f32[300,64]
+                  %w = param {name="w"} : f32[64,5001]
+                  %b = param {name="b"} : f32[5001]
+                  %y = gemm(%x, %w, %b) {bias=true} : f32[300,5001]
+                  return %y
+                }
+                """;
+        CudaLowering.Lowered l = CudaLowering.lower(Compiler.compile(IrParser.parse(ir), CompileOptions.defaults().withTarget("cuda")),
+                CudaTarget.H200);
+        Step.Gemm g = l.steps().stream().filter(s -> s instanceof Step.Gemm).map(s -> (Step.Gemm) s).findFirst().orElseThrow();
+        assertEquals(5001, g.spec().n(), "the bias is n wide: N stays");
+        assertEquals(5004, g.spec().ldd());
+        assertTrue(copies(l, "lt_padb").isEmpty());
     }
 
     @Test
@@ -75,7 +121,7 @@ class PaddedGemmLoweringTest {
         assertEquals(m, rows, "the chunks cover every row once");
         long packedAt = 0;
         for (Step s : l.steps()) {
-            if (s instanceof Step.Launch x && x.spec() instanceof StridedCopySpec) {
+            if (s instanceof Step.Launch x && x.spec() instanceof StridedCopySpec c && c.name().equals("lt_unpad")) {
                 Step.Ptr dst = (Step.Ptr) x.args().get(1);
                 assertEquals(packedAt, dst.offset());
                 packedAt += dst.extent();
@@ -91,6 +137,7 @@ class PaddedGemmLoweringTest {
             Step.Gemm g = l.steps().stream().filter(x -> x instanceof Step.Gemm).map(x -> (Step.Gemm) x).findFirst().orElseThrow();
             assertEquals(s[1], g.spec().ldd());
             assertTrue(l.steps().stream().noneMatch(x -> x instanceof Step.Launch y && y.spec() instanceof StridedCopySpec));
+            assertEquals(s[1], g.spec().n());
         }
     }
 
