@@ -52,8 +52,9 @@ import java.util.function.Consumer;
  * }</pre>
  *
  * Thread-safe: two threads asking for one shape get one compilation; different shapes compile in
- * parallel. The cache holds every shape compiled until {@link #clear()}; each entry holds its own
- * copy of the weights (an import decodes them). Failures are {@link OnnxImportException}s (the model)
+ * parallel. The cache holds the {@link #cacheLimit()} most recently compiled shape sets (32 unless
+ * {@link #limitCache} says otherwise; the oldest goes first, and programs already handed out stay
+ * usable) until {@link #clear()}; each entry holds its own copy of the weights (an import decodes them). Failures are {@link OnnxImportException}s (the model)
  * or the compiler's typed {@link LanternException}s, and are not cached.
  */
 public final class OnnxModel {
@@ -66,7 +67,13 @@ public final class OnnxModel {
     private final List<OnnxInput> inputs;
     private final List<String> outputNames;
     private final Map<Key, Future<Compiled>> cache = new ConcurrentHashMap<>();
+    /** Cache keys in the order they were first compiled: the eviction order. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Key> order = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private volatile int cacheLimit = DEFAULT_CACHE_LIMIT;
     private final AtomicInteger compilations = new AtomicInteger();
+
+    /** Shape sets a model keeps compiled unless {@link #limitCache} says otherwise. */
+    public static final int DEFAULT_CACHE_LIMIT = 32;
 
     /**
      * A model imported and compiled for one shape set.
@@ -172,6 +179,8 @@ public final class OnnxModel {
         Future<Compiled> f = cache.putIfAbsent(key, task);
         if (f == null) {
             f = task;
+            order.add(key);
+            evict(key);
             task.run();
         }
         try {
@@ -196,6 +205,39 @@ public final class OnnxModel {
         return compilations.get();
     }
 
+    /** Drops the oldest compiled shape sets beyond the limit (never {@code keep}, the one just asked for). */
+    private void evict(Key keep) {
+        for (int tries = order.size() + 1; cache.size() > cacheLimit && tries > 0; tries--) {
+            Key oldest = order.poll();
+            if (oldest == null) {
+                return;
+            }
+            if (oldest.equals(keep)) {
+                order.add(oldest); // the shape being compiled now is the newest, not the oldest
+            } else {
+                cache.remove(oldest);
+            }
+        }
+    }
+
+    /** How many compiled shape sets the cache keeps at most. */
+    public int cacheLimit() {
+        return cacheLimit;
+    }
+
+    /**
+     * Keeps at most {@code max} (≥ 1) compiled shape sets from now on, dropping the oldest beyond it;
+     * a {@link LanternException} for less than 1.
+     */
+    public OnnxModel limitCache(int max) {
+        if (max < 1) {
+            throw new LanternException("an ONNX model's compile cache keeps at least 1 shape set, not " + max);
+        }
+        cacheLimit = max;
+        evict(null);
+        return this;
+    }
+
     /** How many shape and option sets the cache holds. */
     public int cached() {
         return cache.size();
@@ -204,6 +246,7 @@ public final class OnnxModel {
     /** Empties the cache; programs already handed out stay usable. */
     public void clear() {
         cache.clear();
+        order.clear();
     }
 
     /**

@@ -40,6 +40,26 @@ class OnnxModelTest {
     }
 
     @Test
+    void theCacheKeepsTheMostRecentShapesUpToItsLimit() throws IOException {
+        OnnxModel model = OnnxModel.open(write("embedding.onnx", OnnxGatherTest.embedding(41).toByteArray()), CompileOptions.defaults());
+        assertEquals(OnnxModel.DEFAULT_CACHE_LIMIT, model.cacheLimit());
+        model.limitCache(3);
+        for (int s = 1; s <= 5; s++) {
+            model.compile(Map.of("ids", new long[] {1, s}));
+        }
+        assertEquals(3, model.cached(), "the two oldest shapes were dropped");
+        assertEquals(5, model.compilations());
+        model.compile(Map.of("ids", new long[] {1, 5}));
+        assertEquals(5, model.compilations(), "a recent shape is still compiled");
+        model.compile(Map.of("ids", new long[] {1, 1}));
+        assertEquals(6, model.compilations(), "an evicted shape compiles again");
+        assertEquals(3, model.cached());
+        model.limitCache(1);
+        assertEquals(1, model.cached());
+        assertThrows(dev.lantern.ir.LanternException.class, () -> model.limitCache(0));
+    }
+
+    @Test
     void aSecondCallWithTheSameShapeCompilesNothing() throws IOException {
         Path file = write("embedding.onnx", OnnxGatherTest.embedding(41).toByteArray());
         OnnxModel model = OnnxModel.open(file, CompileOptions.defaults());
