@@ -46,6 +46,8 @@ public final class CompiledCpuExecutor implements AutoCloseable {
     /** Per-kernel wall time summed over the profiled forwards; written only while {@link #profiling} is on. */
     private final long[] kernelNanos;
     private long profiledForwards;
+    /** Time copying the outputs out of the arena, summed like {@link #kernelNanos}. */
+    private long outputCopyNanos;
     /** Off by default: a forward then reads no clock and writes no counter (the profile is for benchmarks). */
     private boolean profiling;
     private boolean bound_;
@@ -167,6 +169,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         if (profiling) {
             profiledForwards++;
         }
+        long copyStart = profiling ? System.nanoTime() : 0;
         // Keyed by the source graph's output names: passes may rename a returned value (an identity
         // cast dropped, a duplicate merged) but keep the outputs' positions.
         Map<String, Tensor> out = new LinkedHashMap<>();
@@ -176,6 +179,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             Tensor t = Tensor.allocate(v.dtype(), v.shape());
             Elementwise.copy(v, View.of(t));
             out.put(names.get(i), t);
+        }
+        if (profiling) {
+            outputCopyNanos += System.nanoTime() - copyStart;
         }
         return out;
     }
@@ -201,6 +207,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         if (on && !profiling) {
             Arrays.fill(kernelNanos, 0);
             profiledForwards = 0;
+            outputCopyNanos = 0;
         }
         profiling = on;
     }
@@ -213,6 +220,11 @@ public final class CompiledCpuExecutor implements AutoCloseable {
     /** Forwards profiled since profiling was last turned on. */
     public long profiledForwards() {
         return profiledForwards;
+    }
+
+    /** Time spent allocating the output tensors and copying the outputs out of the arena, summed over the profiled forwards. */
+    public long outputCopyNanos() {
+        return outputCopyNanos;
     }
 
     /**

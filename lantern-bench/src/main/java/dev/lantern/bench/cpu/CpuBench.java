@@ -34,11 +34,12 @@ public final class CpuBench {
 
     /**
      * @param outsideMs the profiled forward's time outside every kernel: input and arena views, output copies
+     * @param outputCopyMs the part of {@code outsideMs} spent allocating the outputs and copying them out of the arena
      * @param ortMs     NaN without a peer
      * @param relErr    ‖Lantern − ORT‖₂ / ‖ORT‖₂ of the first output; NaN when not comparable (a block's weights differ)
      */
     public record Result(String caseName, int threads, int rounds, int warmups, double lanternMs, double lanternMinMs,
-                         List<Step> steps, double profiledMs, double outsideMs, double ortMs, double ortMinMs,
+                         List<Step> steps, double profiledMs, double outsideMs, double outputCopyMs, double ortMs, double ortMinMs,
                          String ortVersion, double relErr) {
         public boolean hasPeer() {
             return !Double.isNaN(ortMs);
@@ -101,6 +102,7 @@ public final class CpuBench {
             }
             double profiledMs = (System.nanoTime() - t0) / 1e6 / rounds;
             exec.profiling(false);
+            double copyMs = exec.outputCopyNanos() / 1e6 / Math.max(1, exec.profiledForwards());
             List<Step> steps = steps(target, exec.kernelNanos(), exec.profiledForwards(), profiledMs);
             double inKernels = steps.stream().mapToDouble(Step::ms).sum();
             double rel = Double.NaN;
@@ -108,7 +110,7 @@ public final class CpuBench {
                 rel = relErr(exec.run(in).values().iterator().next().toDoubles(), ort.firstOutput());
             }
             return new Result(target.name(), threads, rounds, warmups, median(lt), min(lt), steps, profiledMs,
-                    Math.max(0, profiledMs - inKernels), ort == null ? Double.NaN : median(ot), ort == null ? Double.NaN : min(ot),
+                    Math.max(0, profiledMs - inKernels), copyMs, ort == null ? Double.NaN : median(ot), ort == null ? Double.NaN : min(ot),
                     ort == null ? null : ort.version(), rel);
         }
     }

@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
 import static dev.lantern.bench.cpu.CpuMachine.str;
 
@@ -33,9 +35,9 @@ public final class CpuReport {
         }
         steps.append(']');
         out.add(String.format(Locale.ROOT, "{\"case\": %s, \"impl\": \"lantern\", \"threads\": %d, \"ms\": %.4f, \"min_ms\": %.4f, "
-                        + "\"rounds\": %d, \"warmups\": %d, \"kernels\": %d, \"profiled_ms\": %.4f, \"outside_kernels_ms\": %.4f, \"steps\": %s}",
+                        + "\"rounds\": %d, \"warmups\": %d, \"kernels\": %d, \"profiled_ms\": %.4f, \"outside_kernels_ms\": %.4f, \"output_copy_ms\": %.4f, \"steps\": %s}",
                 str(r.caseName()), r.threads(), r.lanternMs(), r.lanternMinMs(), r.rounds(), r.warmups(), r.steps().size(), r.profiledMs(),
-                r.outsideMs(), steps));
+                r.outsideMs(), r.outputCopyMs(), steps));
         if (r.hasPeer()) {
             out.add(String.format(Locale.ROOT, "{\"case\": %s, \"impl\": \"onnxruntime\", \"version\": %s, \"threads\": %d, \"ms\": %.4f, "
                             + "\"min_ms\": %.4f, \"optimization\": \"ALL_OPT\", \"lantern_speed_vs_ort\": %.4f, \"rel_err\": %s, \"valid\": %b}",
@@ -45,7 +47,7 @@ public final class CpuReport {
         return out;
     }
 
-    /** The human form: the figures, the step table in schedule order, and the five costliest kernels. */
+    /** The human form: the figures, the step table in schedule order, the shares by kind and the five costliest kernels. */
     public static List<String> table(CpuBench.Result r) {
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "%s, %d thread%s: Lantern %.3f ms (min %.3f)", r.caseName(), r.threads(),
@@ -61,9 +63,14 @@ public final class CpuReport {
                     String.format(Locale.ROOT, "%.1f%%", 100 * s.share()), s.ops()));
         }
         lines.add(String.format(Locale.ROOT, row, "(outside kernels)", "", String.format(Locale.ROOT, "%.4f", r.outsideMs()),
-                String.format(Locale.ROOT, "%.1f%%", r.profiledMs() > 0 ? 100 * r.outsideMs() / r.profiledMs() : 0), "views, output copies"));
+                String.format(Locale.ROOT, "%.1f%%", r.profiledMs() > 0 ? 100 * r.outsideMs() / r.profiledMs() : 0),
+                String.format(Locale.ROOT, "of which %.4f ms allocating and copying the outputs; the rest views", r.outputCopyMs())));
         lines.add(String.format(Locale.ROOT, row, "(profiled forward)", "", String.format(Locale.ROOT, "%.4f", r.profiledMs()), "100%", ""));
         List<CpuBench.Step> top = r.steps().stream().sorted(Comparator.comparingDouble(CpuBench.Step::ms).reversed()).limit(5).toList();
+        Map<String, Double> byKind = new TreeMap<>();
+        r.steps().forEach(st -> byKind.merge(st.kind(), st.share(), Double::sum));
+        lines.add("  by kind: " + String.join(", ", byKind.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+                .map(e -> String.format(Locale.ROOT, "%s %.1f%%", e.getKey(), 100 * e.getValue())).toList()));
         lines.add("  top: " + String.join(", ", top.stream().map(s -> String.format(Locale.ROOT, "%s %.1f%%", s.kernel(), 100 * s.share())).toList()));
         return lines;
     }
