@@ -95,10 +95,10 @@ public final class CpuReport {
         return j.toString();
     }
 
-    /** The default results file: {@code bench/results/cpu/<date>-<commit>-cpu-<case>.json} under {@code root}. */
+    /** The default results file: {@code bench/results/cpu/<date>-<commit>-bench-<case>.json} under {@code root}. */
     public static Path defaultFile(Path root, String commit, String caseName) {
         String safe = caseName.replaceAll("[^A-Za-z0-9._-]", "_");
-        return root.resolve("bench/results/cpu").resolve(LocalDate.now(ZoneOffset.UTC) + "-" + commit + "-cpu-" + safe + ".json");
+        return root.resolve("bench/results/cpu").resolve(LocalDate.now(ZoneOffset.UTC) + "-" + commit + "-bench-" + safe + ".json");
     }
 
     public static void write(Path file, String text) {

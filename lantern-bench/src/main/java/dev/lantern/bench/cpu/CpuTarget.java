@@ -56,6 +56,10 @@ public record CpuTarget(String name, CompiledModel model, Map<String, Tensor> pa
         long vocab = model.embeddingRows(first).orElseThrow(() -> new LanternException(
                 file + ": no embedding table reads input " + first + ", so no vocabulary to draw ids from"));
         String stem = file.getFileName().toString().replaceFirst("\\.onnx$", "");
+        Path folder = file.toAbsolutePath().getParent();
+        if (stem.equals("model") && folder != null && folder.getFileName() != null) {
+            stem = folder.getFileName().toString(); // make_gpt2_small.py's gpt2-small/model.onnx: the folder names it
+        }
         return new CpuTarget(stem + "_b" + batch + "_s" + seq, compiled, params, ids(compiled.source(), vocab, seed), file);
     }
 
