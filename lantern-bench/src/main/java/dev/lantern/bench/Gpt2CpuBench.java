@@ -8,14 +8,13 @@ import dev.lantern.Device;
 import dev.lantern.RunMode;
 import dev.lantern.Session;
 import dev.lantern.Weights;
+import dev.lantern.bench.cpu.CpuMachine;
 import dev.lantern.cpu.CpuConfig;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.onnx.OnnxModel;
 import dev.lantern.tensor.Npy;
 import dev.lantern.tensor.Tensor;
-import jdk.incubator.vector.FloatVector;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -30,6 +29,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+
+import static dev.lantern.bench.cpu.CpuMachine.str;
 
 /**
  * The whole-model CPU race of issue 14: the GPT-2-small-shaped ONNX model of {@code scripts/bench/make_gpt2_small.py},
@@ -57,7 +58,7 @@ public final class Gpt2CpuBench {
         int warmups = args.length > 5 ? Integer.parseInt(args[5]) : 5;
         int threads = CpuConfig.THREADS;
 
-        String loadStart = loadAverage();
+        String loadStart = CpuMachine.loadAverage();
         // The model as exported first: whether Lantern imports it is part of the finding.
         String exportedError = modelFile.equals("model.onnx") ? null : importError(dir.resolve("model.onnx"));
 
@@ -93,9 +94,9 @@ public final class Gpt2CpuBench {
         field(j, "model", str(modelFile));
         field(j, "model_shape", str("GPT-2 small: 12 layers, hidden 768, 12 heads, MLP 3072, vocab 50257, n_positions 1024, f32, random init"));
         field(j, "exported_model_lantern_error", exportedError == null ? "null" : str(exportedError));
-        field(j, "machine", "{\"cpu\": " + str(cpuModel()) + ", \"cores\": " + Runtime.getRuntime().availableProcessors() + "}");
-        field(j, "jdk", str(System.getProperty("java.vm.name") + " " + Runtime.version()));
-        field(j, "vector_bits", String.valueOf(FloatVector.SPECIES_PREFERRED.vectorBitSize()));
+        field(j, "machine", "{\"cpu\": " + str(CpuMachine.cpuModel()) + ", \"cores\": " + CpuMachine.cores() + "}");
+        field(j, "jdk", str(CpuMachine.jdk()));
+        field(j, "vector_bits", String.valueOf(CpuMachine.vectorBits()));
         field(j, "ort_version", str(env.getVersion()));
         field(j, "threads", "{\"lantern\": " + threads + ", \"ort_intra_op\": " + threads + ", \"ort_inter_op\": 1}");
         field(j, "ort_optimization", str("ALL_OPT"));
@@ -104,7 +105,7 @@ public final class Gpt2CpuBench {
         field(j, "timed_runs", String.valueOf(runs));
         field(j, "timing", str("interleaved run by run, order swapped each round; medians of wall time per forward"));
         field(j, "loadavg_start", str(loadStart));
-        field(j, "loadavg_end", str(loadAverage()));
+        field(j, "loadavg_end", str(CpuMachine.loadAverage()));
         field(j, "max_rel_err", String.valueOf(MAX_REL_ERR));
         field(j, "valid", String.valueOf(allValid));
         j.append("  \"batches\": [\n    ").append(String.join(",\n    ", rows)).append("\n  ]\n}\n");
@@ -201,39 +202,7 @@ public final class Gpt2CpuBench {
         return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
-    private static String cpuModel() {
-        try {
-            return Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
-                    .map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst().orElse("unknown");
-        } catch (IOException e) {
-            return "unknown (" + e.getMessage() + ")";
-        }
-    }
-
-    /** /proc/loadavg's 1, 5 and 15 minute figures: how busy the machine was beside the benchmark. */
-    private static String loadAverage() {
-        try {
-            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
-            return f[0] + " " + f[1] + " " + f[2];
-        } catch (IOException e) {
-            return "unknown";
-        }
-    }
-
     private static void field(StringBuilder j, String name, String json) {
         j.append("  ").append(str(name)).append(": ").append(json).append(",\n");
-    }
-
-    private static String str(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char ch : s.toCharArray()) {
-            switch (ch) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                default -> b.append(ch < 0x20 ? String.format("\\u%04x", (int) ch) : String.valueOf(ch));
-            }
-        }
-        return b.append('"').toString();
     }
 }

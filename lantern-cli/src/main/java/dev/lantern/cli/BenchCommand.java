@@ -15,17 +15,21 @@ import java.util.function.Consumer;
  * and {@code lantern bench micro [--device cuda] [--json]}: GPU benchmarks, one record per
  * figure in torch_ref.py's form ({@code case}, {@code impl}, {@code ms}, {@code tflops} or
  * {@code gbps}, {@code peak_mib}). {@code --device} defaults to cuda; without a GPU the command
- * fails with one line and exit status 2. Progress goes to the terminal only.
+ * fails with one line and exit status 2. Progress goes to the terminal only. {@code lantern bench cpu}
+ * (the CPU forward beside ONNX Runtime, with its per-kernel steps) is {@link CpuBenchCommand}.
  */
 final class BenchCommand {
     private BenchCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
+        if (!argv.isEmpty() && argv.getFirst().equals("cpu")) {
+            return CpuBenchCommand.run(argv.subList(1, argv.size()), out, err); // its own options, no GPU
+        }
         Args a = Args.parse("bench", argv, Set.of("json", "no-tune"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq"));
         List<String> what = a.positional();
         if (what.size() != 1 || !(what.getFirst().equals("macro") || what.getFirst().equals("micro") || what.getFirst().equals("model"))) {
             throw new UsageException("bench: expected 'macro --config NAME|--shape B,S,H,N,M', 'micro' or 'model --model DIR|MODEL.onnx "
-                    + "--batch B --seq S' [--device cuda] [--json]");
+                    + "--batch B --seq S' [--device cuda] [--json], or 'cpu --config NAME|--shape B,S,H,N,M|--model MODEL.onnx|DIR' [--threads N] [--json]");
         }
         if (what.getFirst().equals("model")) {
             return model(a, out, err);

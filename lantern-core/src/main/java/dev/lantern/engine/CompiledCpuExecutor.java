@@ -17,6 +17,7 @@ import dev.lantern.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,7 +43,13 @@ public final class CompiledCpuExecutor implements AutoCloseable {
     private final Map<String, View> fixed = new HashMap<>();
     private final Map<String, Long> offsets = new HashMap<>();
     private final List<FusedKernels.Bound> bound = new ArrayList<>();
+    /** Per-kernel wall time summed over the profiled forwards; written only while {@link #profiling} is on. */
     private final long[] kernelNanos;
+    private long profiledForwards;
+    /** Time copying the outputs out of the arena, summed like {@link #kernelNanos}. */
+    private long outputCopyNanos;
+    /** Off by default: a forward then reads no clock and writes no counter (the profile is for benchmarks). */
+    private boolean profiling;
     private boolean bound_;
     private volatile boolean closed;
     /** Set while a forward runs: the arena holds one forward's values, so a second at once would corrupt both. */
@@ -148,13 +155,21 @@ public final class CompiledCpuExecutor implements AutoCloseable {
                 ws.add(arenaView(w.value(), TensorType.of(w.dtype(), w.shape())));
             }
             try {
-                long t0 = System.nanoTime();
-                bound.get(i).run(in, env.get(k.output().value()), ws);
-                kernelNanos[i] = System.nanoTime() - t0;
+                if (profiling) {
+                    long t0 = System.nanoTime();
+                    bound.get(i).run(in, env.get(k.output().value()), ws);
+                    kernelNanos[i] += System.nanoTime() - t0;
+                } else {
+                    bound.get(i).run(in, env.get(k.output().value()), ws);
+                }
             } catch (RuntimeException e) {
                 throw e instanceof LanternException ? e : new LanternException("compiled: kernel " + k.name() + " (" + k.node() + "): " + e, e);
             }
         }
+        if (profiling) {
+            profiledForwards++;
+        }
+        long copyStart = profiling ? System.nanoTime() : 0;
         // Keyed by the source graph's output names: passes may rename a returned value (an identity
         // cast dropped, a duplicate merged) but keep the outputs' positions.
         Map<String, Tensor> out = new LinkedHashMap<>();
@@ -164,6 +179,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             Tensor t = Tensor.allocate(v.dtype(), v.shape());
             Elementwise.copy(v, View.of(t));
             out.put(names.get(i), t);
+        }
+        if (profiling) {
+            outputCopyNanos += System.nanoTime() - copyStart;
         }
         return out;
     }
@@ -177,8 +195,44 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         return View.of(memory, t.dtype(), byteOffset / t.dtype().bytes(), t.shape());
     }
 
-    /** Wall time of each kernel in the last {@link #run}, in schedule order (a copy). */
-    public long[] lastKernelNanos() {
+    /**
+     * Turns the per-kernel profile on or off (it starts off). Turning it on clears the sums, so that
+     * {@link #kernelNanos} covers exactly the forwards run since. The kernels run the same code
+     * either way: the profile reads the clock around each one and changes no result.
+     */
+    public void profiling(boolean on) {
+        if (running.get()) {
+            throw new LanternException("compiled: profiling(" + on + ") while a forward is running on this executor");
+        }
+        if (on && !profiling) {
+            Arrays.fill(kernelNanos, 0);
+            profiledForwards = 0;
+            outputCopyNanos = 0;
+        }
+        profiling = on;
+    }
+
+    /** Whether {@link #profiling(boolean)} is on. */
+    public boolean profiling() {
+        return profiling;
+    }
+
+    /** Forwards profiled since profiling was last turned on. */
+    public long profiledForwards() {
+        return profiledForwards;
+    }
+
+    /** Time spent allocating the output tensors and copying the outputs out of the arena, summed over the profiled forwards. */
+    public long outputCopyNanos() {
+        return outputCopyNanos;
+    }
+
+    /**
+     * Wall time of each kernel (in {@link CompiledModel#kernels()} order) summed over the
+     * {@link #profiledForwards} forwards, in nanoseconds (a copy; zeros when never profiled). A
+     * skipped zero-size kernel counts 0.
+     */
+    public long[] kernelNanos() {
         return kernelNanos.clone();
     }
 

@@ -1,0 +1,160 @@
+package dev.lantern.bench.cpu;
+
+import dev.lantern.engine.CompiledCpuExecutor;
+import dev.lantern.kernel.Kernel;
+import dev.lantern.tensor.Tensor;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongConsumer;
+
+/**
+ * {@code lantern bench cpu}'s measurement (issue 15, "know where the time goes"): Lantern's compiled
+ * CPU forward and, when an ONNX file is given, ONNX Runtime's on the same graph, in one JVM.
+ *
+ * <p>Both sides are warmed alike ({@code warmups} forwards each: enough for C2 to compile the hot
+ * kernels), then timed in {@code rounds} interleaved rounds, one forward of each per round, the order
+ * swapped every round so that neither always runs second on a warm cache; the figures are medians
+ * (and minima, less sensitive to other load). Then Lantern alone runs {@code rounds} more forwards
+ * with the executor's per-kernel profile on ({@link CompiledCpuExecutor#profiling}): the step table,
+ * each kernel's mean wall time per forward and its share of the profiled forward. The timed rounds
+ * run with the profile off, so the headline figure carries no clock reads.
+ */
+public final class CpuBench {
+    private CpuBench() {}
+
+    /** The agreement past which a model's figure is marked invalid (relative L2 error against ORT, in double). */
+    public static final double MAX_REL_ERR = 1e-4;
+
+    /** One kernel of the step table: name, kind, the fused ops, mean ms per forward and share of the profiled forward. */
+    public record Step(String kernel, String kind, String ops, double ms, double share) {}
+
+    /**
+     * @param outsideMs the profiled forward's time outside every kernel: input and arena views, output copies
+     * @param outputCopyMs the part of {@code outsideMs} spent allocating the outputs and copying them out of the arena
+     * @param ortMs     NaN without a peer
+     * @param relErr    ‖Lantern − ORT‖₂ / ‖ORT‖₂ of the first output; NaN when not comparable (a block's weights differ)
+     */
+    public record Result(String caseName, int threads, int rounds, int warmups, double lanternMs, double lanternMinMs,
+                         List<Step> steps, double profiledMs, double outsideMs, double outputCopyMs, double ortMs, double ortMinMs,
+                         String ortVersion, double relErr) {
+        public boolean hasPeer() {
+            return !Double.isNaN(ortMs);
+        }
+
+        /** ORT's time over Lantern's: above 1 Lantern is faster. */
+        public double speedVsOrt() {
+            return ortMs / lanternMs;
+        }
+
+        public boolean valid() {
+            return Double.isNaN(relErr) || relErr <= MAX_REL_ERR;
+        }
+    }
+
+    /** Forwards {@link #run} performs in all (for a progress bar): warm-up and timed rounds of each side, then the profiled ones. */
+    public static long forwards(int rounds, int warmups, boolean peer) {
+        return (long) (peer ? 2 : 1) * (rounds + warmups) + rounds;
+    }
+
+    /**
+     * Times {@code target} and, when {@code peerFile} is not null, ONNX Runtime on that file with the
+     * same inputs and {@code threads} intra-op threads. {@code progress} hears the forwards done so far.
+     */
+    public static Result run(CpuTarget target, Path peerFile, int threads, int rounds, int warmups, LongConsumer progress) {
+        Map<String, Tensor> in = target.inputs();
+        long[] done = {0};
+        Runnable tick = () -> progress.accept(++done[0]);
+        try (CompiledCpuExecutor exec = target.executor(); OrtPeer ort = peerFile == null ? null : new OrtPeer(peerFile, threads, in)) {
+            for (int i = 0; i < warmups; i++) {
+                exec.run(in);
+                tick.run();
+                if (ort != null) {
+                    ort.run();
+                    tick.run();
+                }
+            }
+            double[] lt = new double[rounds];
+            double[] ot = new double[rounds];
+            for (int i = 0; i < rounds; i++) {
+                boolean lanternFirst = i % 2 == 0;
+                if (lanternFirst || ort == null) {
+                    lt[i] = time(() -> exec.run(in));
+                    tick.run();
+                }
+                if (ort != null) {
+                    ot[i] = time(ort::run);
+                    tick.run();
+                    if (!lanternFirst) {
+                        lt[i] = time(() -> exec.run(in));
+                        tick.run();
+                    }
+                }
+            }
+            exec.profiling(true);
+            long t0 = System.nanoTime();
+            for (int i = 0; i < rounds; i++) {
+                exec.run(in);
+                tick.run();
+            }
+            double profiledMs = (System.nanoTime() - t0) / 1e6 / rounds;
+            exec.profiling(false);
+            double copyMs = exec.outputCopyNanos() / 1e6 / Math.max(1, exec.profiledForwards());
+            List<Step> steps = steps(target, exec.kernelNanos(), exec.profiledForwards(), profiledMs);
+            double inKernels = steps.stream().mapToDouble(Step::ms).sum();
+            double rel = Double.NaN;
+            if (ort != null && target.onnx() != null) {
+                rel = relErr(exec.run(in).values().iterator().next().toDoubles(), ort.firstOutput());
+            }
+            return new Result(target.name(), threads, rounds, warmups, median(lt), min(lt), steps, profiledMs,
+                    Math.max(0, profiledMs - inKernels), copyMs, ort == null ? Double.NaN : median(ot), ort == null ? Double.NaN : min(ot),
+                    ort == null ? null : ort.version(), rel);
+        }
+    }
+
+    private static List<Step> steps(CpuTarget target, long[] nanos, long forwards, double profiledMs) {
+        List<Kernel> kernels = target.model().kernels();
+        List<Step> steps = new ArrayList<>(kernels.size());
+        for (int i = 0; i < kernels.size(); i++) {
+            Kernel k = kernels.get(i);
+            double ms = nanos[i] / 1e6 / Math.max(1, forwards);
+            steps.add(new Step(k.name(), k.kind().name().toLowerCase(java.util.Locale.ROOT), String.join("+", k.fusedOps()), ms,
+                    profiledMs > 0 ? ms / profiledMs : 0));
+        }
+        return steps;
+    }
+
+    private static double relErr(double[] got, double[] ref) {
+        if (got.length != ref.length) {
+            return Double.POSITIVE_INFINITY;
+        }
+        double num = 0;
+        double den = 0;
+        for (int i = 0; i < got.length; i++) {
+            double d = got[i] - ref[i];
+            num += d * d;
+            den += ref[i] * ref[i];
+        }
+        return Math.sqrt(num / den);
+    }
+
+    private static double time(Runnable r) {
+        long t0 = System.nanoTime();
+        r.run();
+        return (System.nanoTime() - t0) / 1e6;
+    }
+
+    static double median(double[] v) {
+        double[] s = v.clone();
+        Arrays.sort(s);
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    }
+
+    private static double min(double[] v) {
+        return Arrays.stream(v).min().orElse(Double.NaN);
+    }
+}

@@ -1,0 +1,125 @@
+package dev.lantern.cli;
+
+import dev.lantern.bench.cpu.CpuBench;
+import dev.lantern.bench.cpu.CpuMachine;
+import dev.lantern.bench.cpu.CpuReport;
+import dev.lantern.bench.cpu.CpuTarget;
+import dev.lantern.cpu.CpuConfig;
+import dev.lantern.frontend.nn.BlockConfig;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * {@code lantern bench cpu --config NAME | --shape B,S,H,N,M[,encoder] | --model MODEL.onnx|DIR [--batch B --seq S]
+ * [--onnx FILE] [--threads N] [--rounds R] [--warmups W] [--json] [--out FILE]}: Lantern's compiled CPU
+ * forward timed beside ONNX Runtime's on the same graph, with the per-kernel step table (issue 15). The
+ * measurement lives in lantern-bench ({@link CpuBench}); this class reads the command line, shows
+ * progress on a terminal only, prints and stores the results.
+ */
+final class CpuBenchCommand {
+    private CpuBenchCommand() {}
+
+    /** What {@code --model DIR} runs: the export as is (make_gpt2_small.py's folder), else its head-transposed copy. */
+    static final List<String> DIR_MODELS = List.of("model.onnx", "model_head_t.onnx");
+
+    static int run(List<String> argv, PrintStream out, PrintStream err) {
+        Args a = Args.parse("bench cpu", argv, Set.of("json"),
+                Set.of("config", "shape", "model", "batch", "seq", "onnx", "threads", "rounds", "warmups", "out", "seed"));
+        if (!a.positional().isEmpty()) {
+            throw new UsageException("bench cpu: unexpected argument '" + a.positional().getFirst()
+                    + "' (bench cpu --config NAME|--shape B,S,H,N,M|--model MODEL.onnx|DIR [--threads N] [--json])");
+        }
+        String modelArg = a.get("model", null);
+        BlockConfig cfg = BlockOption.of("bench cpu", a.get("config", null), a.get("shape", null));
+        if (modelArg != null && cfg != null) {
+            throw new UsageException("bench cpu: --model and --" + (a.get("config", null) != null ? "config" : "shape")
+                    + " both name what to time; give one");
+        }
+        Path model = modelArg == null ? null : modelFile(modelArg);
+        if (model == null) {
+            for (String modelOnly : List.of("batch", "seq")) {
+                if (a.get(modelOnly, null) != null) {
+                    throw new UsageException("bench cpu: --" + modelOnly + " applies to --model only (a block's shape is --shape)");
+                }
+            }
+        }
+        Path peer = null;
+        if (a.get("onnx", null) != null) {
+            if (model != null) {
+                throw new UsageException("bench cpu: --onnx names the peer's file for a block; with --model the peer runs that file");
+            }
+            peer = Path.of(a.get("onnx", null));
+            if (!Files.isRegularFile(peer)) {
+                throw new UsageException("bench cpu: --onnx " + peer + " is not a file");
+            }
+        }
+        int rounds = a.getInt("bench cpu", "rounds", 20, 1, 1_000_000);
+        int warmups = a.getInt("bench cpu", "warmups", 20, 0, 1_000_000);
+        int batch = a.getInt("bench cpu", "batch", 1, 1, 1 << 16);
+        int seq = a.getInt("bench cpu", "seq", 128, 1, 1 << 20);
+        long seed = a.getLong("bench cpu", "seed", 42);
+        int threads = threads(a);
+
+        CpuTarget target = model != null ? CpuTarget.onnx(model, batch, seq, seed)
+                : CpuTarget.block(cfg != null ? cfg : BlockConfig.named("cpu-small"), seed);
+        Path peerFile = model != null ? model : peer;
+        String loadStart = CpuMachine.loadAverage();
+        CpuBench.Result r;
+        try (ProgressBar bar = ProgressBar.forTerminal("bench cpu " + target.name(), CpuBench.forwards(rounds, warmups, peerFile != null),
+                "forwards")) {
+            r = CpuBench.run(target, peerFile, threads, rounds, warmups, bar::update);
+        }
+        String commit = CpuMachine.commit();
+        Path file = a.get("out", null) != null ? Path.of(a.get("out", null)) : CpuReport.defaultFile(Path.of(""), commit, r.caseName());
+        CpuReport.write(file, CpuReport.file(List.of(r), commit, loadStart, CpuMachine.loadAverage()));
+        if (a.flag("json")) {
+            CpuReport.records(r).forEach(out::println);
+        } else {
+            CpuReport.table(r).forEach(out::println);
+            if (peerFile == null) {
+                out.println("  (no peer: give --onnx FILE, the block exported by scripts/bench/export_block.py, to time ONNX Runtime beside it)");
+            }
+            out.println("results: " + file);
+        }
+        return 0;
+    }
+
+    /** --model's file: an .onnx file, or a folder holding one of {@link #DIR_MODELS}. */
+    private static Path modelFile(String arg) {
+        Path p = Path.of(arg);
+        if (Files.isRegularFile(p) && arg.endsWith(".onnx")) {
+            return p;
+        }
+        if (Files.isDirectory(p)) {
+            for (String name : DIR_MODELS) {
+                if (Files.isRegularFile(p.resolve(name))) {
+                    return p.resolve(name);
+                }
+            }
+        }
+        throw new UsageException("bench cpu: --model takes an .onnx file or a folder holding " + String.join(" or ", DIR_MODELS)
+                + ", found '" + arg + "'");
+    }
+
+    /**
+     * The worker count: {@code --threads N} sets {@code lantern.cpu.threads} before the CPU backend
+     * reads it. The backend reads it once per process, so a JVM that already runs another count
+     * (a test, an embedding application) refuses the option rather than time the wrong thing.
+     */
+    private static int threads(Args a) {
+        if (a.get("threads", null) == null) {
+            return CpuConfig.THREADS;
+        }
+        int n = a.getInt("bench cpu", "threads", 1, 1, 4096);
+        System.setProperty("lantern.cpu.threads", String.valueOf(n));
+        if (CpuConfig.THREADS != n) {
+            throw new UsageException("bench cpu: --threads " + n + ": this process's CPU backend already runs " + CpuConfig.THREADS
+                    + " threads (set once per process); run bench cpu in a fresh process");
+        }
+        return n;
+    }
+}
