@@ -36,6 +36,27 @@ public final class Feeds {
         return m;
     }
 
+    /**
+     * Inputs of a language model: every input, by its bound name, holds token ids drawn uniformly in
+     * [0, vocab) from {@code seed}, except masks (named "...mask...": all ones) and token types
+     * ("token_type..."): all zeros), in the dtype the graph declares.
+     */
+    public static Map<String, Tensor> tokens(Graph g, long vocab, long seed) {
+        Map<String, Tensor> m = new LinkedHashMap<>();
+        for (Node n : g.inputs()) {
+            String name = n.attrs().getString("name", n.name());
+            Tensor t = Tensor.allocate(dev.lantern.ir.DType.I64, n.type().shape());
+            long key = Philox.key(seed, "input:" + name);
+            for (long i = 0; i < t.numel(); i++) {
+                long v = name.contains("mask") ? 1 : name.startsWith("token_type") ? 0
+                        : Math.min(vocab - 1, (long) (Philox.uniform(key, i) * vocab));
+                t.segment().setAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, i, v);
+            }
+            m.put(name, t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype()));
+        }
+        return m;
+    }
+
     /** The feeds with every input and parameter converted to the dtype {@code g} declares for it. */
     public static Map<String, Tensor> declared(Graph g, Map<String, Tensor> feeds) {
         Map<String, Tensor> m = new HashMap<>(feeds);

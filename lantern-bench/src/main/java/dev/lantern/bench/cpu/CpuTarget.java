@@ -13,13 +13,9 @@ import dev.lantern.frontend.nn.TransformerBlock;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
-import dev.lantern.ir.Node;
-import dev.lantern.ir.Shape;
 import dev.lantern.onnx.OnnxModel;
-import dev.lantern.tensor.Philox;
 import dev.lantern.tensor.Tensor;
 
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -60,27 +56,11 @@ public record CpuTarget(String name, CompiledModel model, Map<String, Tensor> pa
         if (stem.equals("model") && folder != null && folder.getFileName() != null) {
             stem = folder.getFileName().toString(); // make_gpt2_small.py's gpt2-small/model.onnx: the folder names it
         }
-        return new CpuTarget(stem + "_b" + batch + "_s" + seq, compiled, params, ids(compiled.source(), vocab, seed), file);
+        return new CpuTarget(stem + "_b" + batch + "_s" + seq, compiled, params, Feeds.tokens(compiled.source(), vocab, seed), file);
     }
 
     /** A fresh executor over this target's model and weights (profiling off). */
     public CompiledCpuExecutor executor() {
         return new CompiledCpuExecutor(model).bind(params);
-    }
-
-    private static Map<String, Tensor> ids(Graph g, long vocab, long seed) {
-        Map<String, Tensor> m = new LinkedHashMap<>();
-        for (Node n : g.inputs()) {
-            String name = Bindings.name(n);
-            Shape s = n.type().shape();
-            Tensor t = Tensor.allocate(DType.I64, s);
-            long key = Philox.key(seed, "input:" + name);
-            for (long i = 0; i < t.numel(); i++) {
-                long v = name.contains("mask") ? 1 : Math.min(vocab - 1, (long) (Philox.uniform(key, i) * vocab));
-                t.segment().setAtIndex(ValueLayout.JAVA_LONG, i, v);
-            }
-            m.put(name, t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype()));
-        }
-        return m;
     }
 }

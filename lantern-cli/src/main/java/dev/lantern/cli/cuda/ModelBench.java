@@ -10,14 +10,9 @@ import dev.lantern.engine.Compiler;
 import dev.lantern.frontend.hf.HfModel;
 import dev.lantern.ir.LanternException;
 import dev.lantern.onnx.OnnxModel;
-import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
-import dev.lantern.ir.Node;
-import dev.lantern.ir.Shape;
 import dev.lantern.runtime.GraphPolicy;
-import dev.lantern.tensor.Philox;
 import dev.lantern.tensor.Tensor;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -76,7 +71,7 @@ final class ModelBench {
             vocab = model.vocabSize();
             label = dir.getFileName().toString();
         }
-        Map<String, Tensor> inputs = inputs(g, vocab, seed);
+        Map<String, Tensor> inputs = dev.lantern.engine.Feeds.tokens(g, vocab, seed);
         String name = label + "_b" + batch + "_s" + seq;
         double tokens = (double) batch * seq;
         int iters = 10;
@@ -106,23 +101,5 @@ final class ModelBench {
             double ms = e.timeMs(e::forward, CudaBench.WARMUP, iters);
             bench.record(name, "lantern-eager", ms, "tok_s", tokens / ms * 1e3, e.peakBytes(), Map.of("kernels", e.model().kernels().size()));
         }
-    }
-
-    /** Token ids drawn in [0, vocab) from {@code seed}; masks ones, token types zeros. */
-    static Map<String, Tensor> inputs(Graph g, int vocab, long seed) {
-        Map<String, Tensor> m = new LinkedHashMap<>();
-        for (Node n : g.inputs()) {
-            String name = Bindings.name(n);
-            Shape s = n.type().shape();
-            Tensor t = Tensor.allocate(DType.I64, s);
-            long key = Philox.key(seed, "input:" + name);
-            for (long i = 0; i < t.numel(); i++) {
-                long v = name.equals("input_ids") ? Math.min(vocab - 1, (long) (Philox.uniform(key, i) * vocab))
-                        : name.contains("mask") ? 1 : 0;
-                t.segment().setAtIndex(ValueLayout.JAVA_LONG, i, v);
-            }
-            m.put(name, t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype()));
-        }
-        return m;
     }
 }
