@@ -156,8 +156,7 @@ public final class Autocast implements Pass {
 
     /** An elementwise op (or RoPE) whose floating inputs are all f32 casts of low values runs in low. */
     private Rewrite lowElementwise(Node n, RewriteContext cx) {
-        boolean eligible = (n.op().kind() == OpKind.ELEMENTWISE && n.op() != Op.CAST && n.op() != Op.ELEMENTWISE_FUSED) || n.op() == Op.ROPE;
-        if (!eligible || n.type().dtype() != DType.F32 || n.inputs().isEmpty()) {
+        if (!staysLow(n.op()) || n.type().dtype() != DType.F32 || n.inputs().isEmpty()) {
             return null;
         }
         List<String> ins = new ArrayList<>();
@@ -259,7 +258,7 @@ public final class Autocast implements Pass {
             boolean ok = switch (u.op()) {
                 case CAST -> u.type().dtype() == low;
                 case PERMUTE, RESHAPE, SLICE, ROPE -> endsLow(u.name(), cx, depth - 1);
-                default -> u.op().kind() == OpKind.ELEMENTWISE && u.op() != Op.ELEMENTWISE_FUSED && endsLow(u.name(), cx, depth - 1);
+                default -> staysLow(u.op()) && endsLow(u.name(), cx, depth - 1);
             };
             if (!ok) {
                 return false;
@@ -278,7 +277,12 @@ public final class Autocast implements Pass {
         if (u.op() == Op.PERMUTE || u.op() == Op.RESHAPE) {
             return feedsLowReader(u.name(), cx);
         }
-        return u.op() == Op.ROPE || (u.op().kind() == OpKind.ELEMENTWISE && u.op() != Op.CAST && u.op() != Op.ELEMENTWISE_FUSED);
+        return staysLow(u.op());
+    }
+
+    /** The ops elementwise-stays-low may keep in low precision: RoPE and primitive elementwise ops other than casts. */
+    private static boolean staysLow(Op op) {
+        return op == Op.ROPE || (op.kind() == OpKind.ELEMENTWISE && op != Op.CAST && op != Op.ELEMENTWISE_FUSED);
     }
 
     /**

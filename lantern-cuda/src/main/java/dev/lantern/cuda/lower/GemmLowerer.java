@@ -124,7 +124,7 @@ final class GemmLowerer implements KernelLowerer {
             // would add 785 MiB to the peak); a batched GEMM or a transposed A goes in one piece.
             int bytes = spec.cdType().bytes;
             int chunk = gemmBatch == 1 && !ta ? (int) Math.max(1, Math.min(m, PAD_SCRATCH_BYTES / ((long) ldd * bytes))) : m;
-            int rowStep = 256 / java.math.BigInteger.valueOf((long) kk * a.dtype().bytes()).gcd(java.math.BigInteger.valueOf(256)).intValue();
+            int rowStep = 256 >> Math.min(8, Long.numberOfTrailingZeros((long) kk * a.dtype().bytes())); // 256 / gcd(row bytes, 256)
             chunk = chunk >= m ? m : Math.max(rowStep, chunk / rowStep * rowStep); // each chunk's A starts 256-byte aligned
             Buf scratch = cx.transientBuf((long) gemmBatch * chunk * ldd * bytes);
             Buf biasBuf = epi.hasBias() ? bias.buf() : null;
