@@ -9,6 +9,7 @@ import dev.lantern.ir.Verifier;
 import dev.lantern.passes.Rule.Rewrite;
 
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * canonicalize: rewrite the graph into the one form the later passes match on. Algorithm: the rule
@@ -16,10 +17,11 @@ import java.util.List;
  * every rewrite. Rules: transposes become permutes; identity reshapes, permutes, casts, x*1, x+0
  * vanish; reshape and permute chains merge into one; a permute that swaps the last two axes of a
  * matmul operand becomes the matmul's transpose flag; scalar constant expressions fold; identical
- * nodes merge (common subexpressions).
+ * nodes merge (common subexpressions); a weight stored in bf16/f16 and widened by a cast is
+ * converted at bind time, or, when only gathered, stays narrow ({@link StoredCasts}).
  */
 public final class Canonicalize implements Pass {
-    static final List<Rule> RULES = List.of(
+    static final List<Rule> RULES = Stream.concat(Stream.of(
             Rule.of("transpose-to-permute", (n, cx) -> n.op() != Op.TRANSPOSE ? null : Rewrite.to(new Node(n.name(), Op.PERMUTE, n.inputs(),
                     Attrs.of("perm", Shape.transposePerm(n.type().shape().rank(), n.attrs().getInt("dim0", 0), n.attrs().getInt("dim1", 0))), n.type()))),
             Rule.of("identity-reshape", (n, cx) -> n.op() == Op.RESHAPE && cx.producer(n.input(0)).type().equals(n.type())
@@ -71,7 +73,7 @@ public final class Canonicalize implements Pass {
                 }
                 Node m = cx.earlierTwin(n);
                 return m == null ? null : Rewrite.alias(m.name());
-            }));
+            })), StoredCasts.RULES.stream()).toList();
 
     @Override
     public String name() {

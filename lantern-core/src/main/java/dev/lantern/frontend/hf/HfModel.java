@@ -1,11 +1,14 @@
 package dev.lantern.frontend.hf;
 
 import dev.lantern.Weights;
+import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.weights.SafetensorsModel;
 
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -45,6 +48,7 @@ public final class HfModel {
     private final Path folder;
     private final Family family;
     private final Set<String> tensors;
+    private final Map<String, DType> lowStored;
     private final Builder builder;
     private final int vocabSize;
 
@@ -53,7 +57,8 @@ public final class HfModel {
         Graph build(int batch, int seq, Set<String> tensors, String where);
     }
 
-    private HfModel(Path folder, Family family, Set<String> tensors, Builder builder, int vocabSize) {
+    private HfModel(Path folder, Family family, Set<String> tensors, Map<String, DType> lowStored, Builder builder, int vocabSize) {
+        this.lowStored = lowStored;
         this.vocabSize = vocabSize;
         this.folder = folder;
         this.family = family;
@@ -84,10 +89,17 @@ public final class HfModel {
             case BERT -> BertBuilder.of(c);
         };
         Set<String> names;
+        Map<String, DType> low = new HashMap<>();
         try (SafetensorsModel m = SafetensorsModel.open(folder)) {
             names = Set.copyOf(new LinkedHashSet<>(m.names()));
+            for (String n : names) {
+                DType d = m.tensor(n).dtype().irType();
+                if (d == DType.BF16 || d == DType.F16) {
+                    low.put(n, d);
+                }
+            }
         }
-        return new HfModel(folder, family, names, builder, c.positive("vocab_size"));
+        return new HfModel(folder, family, names, Map.copyOf(low), builder, c.positive("vocab_size"));
     }
 
     /** The vocabulary size ({@code vocab_size}): token ids are in [0, vocabSize). */
@@ -105,15 +117,18 @@ public final class HfModel {
     }
 
     /**
-     * The forward pass for inputs of shape (batch, seq), in f32. A sequence longer than the model's
-     * positions, or a tensor the architecture needs and the checkpoint lacks, is an {@link HfModelException}.
+     * The forward pass for inputs of shape (batch, seq), in f32. A parameter the checkpoint stores in
+     * bf16 or f16 is declared so and widened by a cast (exact), so that the compiler keeps what is
+     * read only in low precision, or only gathered, in its stored bytes. A sequence longer than the
+     * model's positions, or a tensor the architecture needs and the checkpoint lacks, is an
+     * {@link HfModelException}.
      */
     public Graph graph(int batch, int seq) {
         if (batch <= 0 || seq <= 0) {
             throw new HfModelException("batch", "batch " + batch + " and seq " + seq + " must be positive");
         }
         String where = folder.toString();
-        return builder.build(batch, seq, tensors, where);
+        return StoredDtypes.apply(builder.build(batch, seq, tensors, where), lowStored);
     }
 
     /** The checkpoint's tensors by name, memory-mapped: close after loading the session. */

@@ -59,9 +59,10 @@ final class BufferMap implements AutoCloseable {
         alloc.free(a);
     }
 
-    /** Memory held until {@link #close}. */
+    /** Memory held until {@link #close}: long-lived, so not rounded up to a reusable size class. */
     Allocation fixed(long bytes) {
-        Allocation a = allocate(bytes);
+        Allocation a = alloc.allocateLongLived(Math.max(bytes, 256), streamId);
+        peakAllocated = Math.max(peakAllocated, alloc.stats().allocated());
         fixed.add(a);
         return a;
     }

@@ -109,6 +109,11 @@ public record AllocatorConfig(
         return ceilTo(bytes, minBlockSize);
     }
 
+    /** The block size of a long-lived request: a multiple of the granularity, no power-of-two steps. */
+    public long roundToGranularity(long bytes) {
+        return bytes < minBlockSize ? minBlockSize : ceilTo(bytes, minBlockSize);
+    }
+
     /** Whether a rounded size is served from the small pool. */
     public boolean isSmall(long roundedSize) {
         return roundedSize <= smallSize;

@@ -34,6 +34,24 @@ class CachingAllocatorTest {
         assertTrue(!c.isSmall(MiB + 512));
     }
 
+    /** A block held for a session is not rounded up to a size class: 266 MiB holds 266 MiB, not 320. */
+    @Test
+    void longLivedBlocksKeepTheirSize() {
+        AllocatorConfig c = AllocatorConfig.defaults();
+        assertEquals(320 * MiB, c.roundSize(266 * MiB));
+        CachingAllocator a = new CachingAllocator(new SimulatedSegmentSource(2048 * MiB), StreamSync.SYNCHRONOUS, c);
+        Allocation arena = a.allocateLongLived(266 * MiB + 100, 1);
+        assertEquals(266 * MiB + 512, a.stats().allocated());
+        Allocation weights = a.allocateLongLived(1064 * MiB, 1);
+        assertEquals(1330 * MiB + 512, a.stats().allocated());
+        Allocation step = a.allocate(266 * MiB, 1); // a per-step block keeps the size classes
+        assertEquals(1650 * MiB + 512, a.stats().allocated());
+        a.free(step);
+        a.free(weights);
+        a.free(arena);
+        assertEquals(0, a.stats().allocated());
+    }
+
     @Test
     void splitsAndCoalesces() {
         SimulatedSegmentSource src = new SimulatedSegmentSource(64 * MiB);
