@@ -55,9 +55,16 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
         this.binder = new StepBinder(device, stream, buffers, program);
         this.eager = new EagerForward(device, stream, buffers, binder);
         this.graphs = new GraphRunner(device, compiled ? policy : GraphPolicy.OFF);
+        Map<String, Long> room = program.lowered().valueBytes();
         for (Node n : program.model().graph().params()) {
             String name = n.attrs().getString("name", n.name());
-            Allocation a = buffers.persistentValue(n.name(), n.type().contiguous().bytes());
+            long bytes = n.type().contiguous().bytes();
+            long padding = Math.max(0, room.getOrDefault(n.name(), 0L) - bytes);
+            Allocation a = buffers.persistentValue(n.name(), bytes + padding);
+            if (padding > 0) {
+                // rows a padded GEMM reads behind the table (they reach only the columns it drops)
+                stream.memset(view(a.address(), a.size()), bytes, (byte) 0, padding);
+            }
             if (params == null) {
                 fillParam(a, n, name);
                 continue;

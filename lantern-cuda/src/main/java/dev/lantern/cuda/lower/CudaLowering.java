@@ -68,6 +68,37 @@ public final class CudaLowering {
             return transients.arenaBytes();
         }
 
+        /**
+         * The most bytes any step addresses in each graph value: a value's own size, or more where
+         * a step reads padding behind it (a padded GEMM reading a parameter's table in place), which
+         * the executor then allocates.
+         */
+        public Map<String, Long> valueBytes() {
+            Map<String, Long> m = new java.util.HashMap<>();
+            java.util.function.Consumer<Buf> see = b -> {
+                if (b != null && b.kind() == Buf.Kind.VALUE) {
+                    m.merge(b.name(), b.bytes(), Math::max);
+                }
+            };
+            for (Step s : steps) {
+                switch (s) {
+                    case Step.Gemm g -> {
+                        see.accept(g.a());
+                        see.accept(g.b());
+                        see.accept(g.c());
+                        see.accept(g.d());
+                        see.accept(g.bias());
+                    }
+                    case Step.Launch l -> l.args().forEach(a -> {
+                        if (a instanceof Step.Ptr p) {
+                            see.accept(p.buf());
+                        }
+                    });
+                }
+            }
+            return m;
+        }
+
         public long launches() {
             return steps.stream().filter(s -> s instanceof Step.Launch).count();
         }

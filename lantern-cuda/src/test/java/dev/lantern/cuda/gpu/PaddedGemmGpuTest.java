@@ -25,16 +25,18 @@ import org.junit.jupiter.params.provider.MethodSource;
 class PaddedGemmGpuTest {
     static Stream<Arguments> cases() {
         return Stream.of(
-                Arguments.of("f32", 1031, 1021, 96, true),
-                Arguments.of("f32", 1031, 1021, 96, false),
-                Arguments.of("bf16", 1031, 1021, 96, true),
-                Arguments.of("bf16", 1031, 1021, 96, false),
-                Arguments.of("f32", 2053, 8191, 32, true)); // 67 MB of padded f32 D: two row chunks
+                Arguments.of("f32", 1031, 1021, 96, true, false),
+                Arguments.of("f32", 1031, 1021, 96, false, false),
+                Arguments.of("bf16", 1031, 1021, 96, true, false),
+                Arguments.of("bf16", 1031, 1021, 96, false, false),
+                Arguments.of("f32", 2053, 8191, 32, true, false), // 67 MB of padded f32 D: two row chunks
+                Arguments.of("bf16", 1031, 1021, 96, true, true), // a weight table read in place, its padding rows allocated
+                Arguments.of("f32", 2053, 8191, 32, true, true));
     }
 
-    @ParameterizedTest(name = "{0} {1}x{2}x{3} transB={4}")
+    @ParameterizedTest(name = "{0} {1}x{2}x{3} transB={4} param={5}")
     @MethodSource("cases")
-    void matchesTheFloat64Reference(String dtype, int m, int n, int k, boolean transB) {
+    void matchesTheFloat64Reference(String dtype, int m, int n, int k, boolean transB, boolean param) {
         String w = transB ? dtype + "[" + n + "," + k + "]" : dtype + "[" + k + "," + n + "]";
         Graph g = IrParser.parse("""
                 graph @head {
@@ -46,9 +48,15 @@ class PaddedGemmGpuTest {
                 """.replace("DT", dtype).replace("M", Integer.toString(m)).replace("N", Integer.toString(n))
                 .replace("K", Integer.toString(k)).replace("W", w).replace("TB", Boolean.toString(transB)));
         long seed = 20261201L + m * 31L + n + (transB ? 1 : 0);
-        var inputs = Feeds.inputs(g, seed);
+        var inputs = new java.util.HashMap<>(Feeds.inputs(g, seed));
         double[] ref = ReferenceInterpreter.run(g, inputs).get("o").data();
-        try (CudaSession s = CudaSession.open(Gpu.device(), g, Map.of(), CudaSession.Options.compiled())) {
+        Map<String, dev.lantern.tensor.Tensor> params = Map.of();
+        if (param) {
+            // the same graph with w a parameter: the padded GEMM reads it in place (no copy of the table)
+            g = IrParser.parse(dev.lantern.ir.IrPrinter.print(g).replace("%w = input", "%w = param"));
+            params = Map.of("w", inputs.remove("w"));
+        }
+        try (CudaSession s = CudaSession.open(Gpu.device(), g, params, CudaSession.Options.compiled())) {
             s.setInputs(inputs);
             s.poison();
             s.forward();
@@ -57,7 +65,7 @@ class PaddedGemmGpuTest {
                 assertTrue(Double.isFinite(v), "NaN/Inf in the output: an element was not written");
             }
             double rel = Accuracy.relErr(got, ref);
-            System.out.printf("[gpu] padded gemm %s %dx%dx%d transB=%s rel_err=%.2e%n", dtype, m, n, k, transB, rel);
+            System.out.printf("[gpu] padded gemm %s %dx%dx%d transB=%s param=%s rel_err=%.2e%n", dtype, m, n, k, transB, param, rel);
             assertTrue(rel <= (dtype.equals("f32") ? 1e-5 : 2e-2), dtype + " rel err " + rel + " (seed " + seed + ")");
         }
     }

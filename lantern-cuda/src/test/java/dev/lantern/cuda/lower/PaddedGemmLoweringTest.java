@@ -21,14 +21,18 @@ import org.junit.jupiter.api.Test;
  */
 class PaddedGemmLoweringTest {
     static CudaLowering.Lowered lower(int m, int n, int k, String dtype) {
+        return lower(m, n, k, dtype, "param");
+    }
+
+    static CudaLowering.Lowered lower(int m, int n, int k, String dtype, String wSource) {
         String ir = """
                 graph @head {
                   %x = input {name="x"} : %T[%M,%K]
-                  %w = param {name="w"} : %T[%N,%K]
+                  %w = %S {name="w"} : %T[%N,%K]
                   %y = matmul(%x, %w) {transpose_b=true} : %T[%M,%N]
                   return %y
                 }
-                """.replace("%T", dtype).replace("%M", Integer.toString(m)).replace("%N", Integer.toString(n))
+                """.replace("%S", wSource).replace("%T", dtype).replace("%M", Integer.toString(m)).replace("%N", Integer.toString(n))
                 .replace("%K", Integer.toString(k));
         CompiledModel model = Compiler.compile(IrParser.parse(ir), CompileOptions.defaults().withTarget("cuda"));
         return CudaLowering.lower(model, CudaTarget.H200); // runs the launch contract
@@ -39,11 +43,24 @@ class PaddedGemmLoweringTest {
                 .map(s -> (Step.Launch) s).toList();
     }
 
+    /** A weight read as Bᵀ is read in place, its padding rows allocated behind it; an activation is copied. */
+    @Test
+    void aParameterTableIsReadInPlaceWithItsPaddingRowsAllocated() {
+        CudaLowering.Lowered l = lower(37, 50257, 64, "bf16", "param");
+        Step.Gemm g = l.steps().stream().filter(s -> s instanceof Step.Gemm).map(s -> (Step.Gemm) s).findFirst().orElseThrow();
+        assertEquals(Buf.Kind.VALUE, g.b().kind());
+        assertEquals("w", g.b().name());
+        assertEquals(50264L * 64 * 2, g.b().bytes(), "the GEMM reads the 7 padding rows behind the table");
+        assertEquals(50264L * 64 * 2, l.valueBytes().get("w"), "the executor allocates them");
+        assertTrue(copies(l, "lt_padb").isEmpty(), "no copy of the table");
+        assertEquals(37L * 64 * 2, l.valueBytes().get("x"), "other values keep their size");
+    }
+
     @Test
     void oddWideOutputRunsWithNPaddedToEightThenIsPacked() {
         for (String dtype : new String[] {"f32", "bf16"}) {
             int n = 50257;
-            CudaLowering.Lowered l = lower(37, n, 64, dtype);
+            CudaLowering.Lowered l = lower(37, n, 64, dtype, "input");
             List<Step.Gemm> gemms = l.steps().stream().filter(s -> s instanceof Step.Gemm).map(s -> (Step.Gemm) s).toList();
             assertEquals(1, gemms.size());
             GemmSpec spec = gemms.getFirst().spec();
