@@ -215,9 +215,14 @@ public enum Op {
 
     /**
      * The result type for these inputs, or {@code null} for sources, whose type is declared.
-     * Throws {@link TypeException} when the inputs break the op's rule.
+     * Throws {@link TypeException} when the inputs break the op's rule or its arity.
      */
     public TensorType infer(List<TensorType> inputs, Attrs attrs) {
+        if (rule != null && (inputs.size() < minArity || inputs.size() > maxArity)) {
+            // before the rule, which may read its inputs by position (found by the graph fuzzer)
+            throw new TypeException(text + " takes " + minArity + (maxArity == minArity ? "" : maxArity == Integer.MAX_VALUE ? "+"
+                    : "-" + maxArity) + " inputs, found " + inputs.size());
+        }
         return rule == null ? null : rule.infer(inputs, withDefaults(attrs));
     }
 
