@@ -11,8 +11,105 @@ import java.util.Arrays;
 public final class ReduceSum {
     private ReduceSum() {}
 
+    private static final int CHUNK = 1024;
+
     /** out (the kept axes, or with the reduced ones as size 1) = Σ x over {@code reduced} axes. */
     public static void run(View x, boolean[] reduced, View out) {
+        int rank = x.rank();
+        int lead = 0;
+        while (lead < rank && reduced[lead]) {
+            lead++;
+        }
+        int tail = rank;
+        while (tail > 0 && reduced[tail - 1]) {
+            tail--;
+        }
+        // The two shapes of a gradient's reductions, on contiguous data, in the same order as below
+        // (so the same bits): a weight's or bias's sum over the leading (row) axes, and a sum over
+        // the trailing axes (the loss, a whole tensor)
+        if (x.isContiguous() && out.isContiguous() && x.numel() > 0) {
+            if (tail < rank && noneReducedBefore(reduced, tail)) {
+                runs(x, prefix(x, tail), out);
+                return;
+            }
+            if (lead > 0 && noneReducedFrom(reduced, lead)) {
+                columns(x, prefix(x, lead), out);
+                return;
+            }
+        }
+        general(x, reduced, out);
+    }
+
+    private static boolean noneReducedFrom(boolean[] reduced, int from) {
+        for (int a = from; a < reduced.length; a++) {
+            if (reduced[a]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean noneReducedBefore(boolean[] reduced, int to) {
+        for (int a = 0; a < to; a++) {
+            if (reduced[a]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static long prefix(View x, int axes) {
+        long n = 1;
+        for (int a = 0; a < axes; a++) {
+            n *= x.shape().dim(a);
+        }
+        return n;
+    }
+
+    /** out[j] = Σ_r x[r, j] over {@code rows} rows of x.numel()/rows columns: column chunks in parallel, rows in order. */
+    private static void columns(View x, long rows, View out) {
+        long cols = x.numel() / rows;
+        Parallel.forRange((cols + CHUNK - 1) / CHUNK, 1, (s, e) -> {
+            float[] buf = new float[CHUNK];
+            double[] acc = new double[CHUNK];
+            for (long c = s; c < e; c++) {
+                int len = (int) Math.min(CHUNK, cols - c * CHUNK);
+                java.util.Arrays.fill(acc, 0);
+                for (long r = 0; r < rows; r++) {
+                    Convert.load(x.segment(), x.dtype(), x.offset() + r * cols + c * CHUNK, 1, buf, 0, len);
+                    for (int j = 0; j < len; j++) {
+                        acc[j] += buf[j];
+                    }
+                }
+                for (int j = 0; j < len; j++) {
+                    buf[j] = (float) acc[j];
+                }
+                Convert.store(buf, 0, out.segment(), out.dtype(), out.offset() + c * CHUNK, 1, len);
+            }
+        });
+    }
+
+    /** out[o] = Σ_k x[o, k] over contiguous runs: one task per output, each run read in chunks in order. */
+    private static void runs(View x, long outputs, View out) {
+        long len = x.numel() / outputs;
+        Parallel.forRange(outputs, Math.max(1, 16384 / Math.max(1, len)), (s, e) -> {
+            float[] buf = new float[CHUNK];
+            for (long o = s; o < e; o++) {
+                double acc = 0;
+                for (long k = 0; k < len; k += CHUNK) {
+                    int n = (int) Math.min(CHUNK, len - k);
+                    Convert.load(x.segment(), x.dtype(), x.offset() + o * len + k, 1, buf, 0, n);
+                    for (int j = 0; j < n; j++) {
+                        acc += buf[j];
+                    }
+                }
+                Convert.set(out.segment(), out.dtype(), out.offset() + o, (float) acc);
+            }
+        });
+    }
+
+    /** Any axes, any strides: a multi-index walk per output element. */
+    private static void general(View x, boolean[] reduced, View out) {
         int rank = x.rank();
         int[] keptDims = new int[rank];
         long[] keptStrides = new long[rank];

@@ -1,5 +1,6 @@
 package dev.lantern.autodiff;
 
+import dev.lantern.cpu.BinaryFn;
 import dev.lantern.cpu.EagerExecutor;
 import dev.lantern.frontend.GraphBuilder;
 import dev.lantern.frontend.Value;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -60,6 +62,28 @@ class GradKernelTest {
             Map<String, Tensor> badIn = Map.of("logits", lt, "t", bad, "d", dt);
             assertThrows(IndexOutOfRangeException.class, () -> new EagerExecutor().run(g.build(loss), badIn));
             assertThrows(IndexOutOfRangeException.class, () -> ReferenceInterpreter.run(g.build(loss), badIn));
+        }
+    }
+
+    /** The gradient functions' vector loops give the scalar form's bits (the scalar path and tails use it). */
+    @Test
+    void gradientFunctionsVectorAndScalarAgreeBitForBit() {
+        float[] x = new float[1029];
+        float[] dy = new float[x.length];
+        java.util.SplittableRandom r = new java.util.SplittableRandom(9);
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) (r.nextDouble(-6, 6));
+            dy[i] = (float) r.nextDouble(-2, 2);
+        }
+        x[0] = 0f;
+        x[1] = -0f;
+        x[2] = Float.NaN;
+        for (BinaryFn f : new BinaryFn[] {BinaryFn.GELU_TANH_GRAD, BinaryFn.GELU_ERF_GRAD, BinaryFn.SILU_GRAD, BinaryFn.RELU_GRAD}) {
+            float[] out = new float[x.length];
+            f.apply(x, dy, out, x.length);
+            for (int i = 0; i < x.length; i++) {
+                assertEquals(Float.floatToIntBits(f.apply(x[i], dy[i])), Float.floatToIntBits(out[i]), f + " at x=" + x[i]);
+            }
         }
     }
 

@@ -104,6 +104,7 @@ class OpDifferentialTest {
             c.add(OpCase.of(Op.ROPE, a("inverse", true, "offset", 3), t, s(2, 3, 33, 34)));
             c.add(OpCase.of(Op.REDUCE_SUM, a("axes", s(0, 2)), t, s(3, 5, 7)));
             c.add(OpCase.of(Op.REDUCE_SUM, a("axes", s(-1), "keepdims", true), t, s(2, 9, 33)));
+            c.add(OpCase.of(Op.REDUCE_SUM, a("axes", s(0, 1)), t, s(3, 5, 1029)));
         }
         return c;
     }
