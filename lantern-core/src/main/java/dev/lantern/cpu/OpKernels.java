@@ -40,7 +40,18 @@ public final class OpKernels {
             case LAYER_NORM -> Norm.layerNorm(in.get(0), null, in.get(1), in.size() > 2 ? in.get(2) : null,
                     (float) a.getDouble("eps", 1e-5), out, null);
             case RMS_NORM -> Norm.rmsNorm(in.get(0), null, in.get(1), (float) a.getDouble("eps", 1e-6), out, null);
-            case ROPE -> Rope.run(in.getFirst(), out, a.getDouble("base", 10000), a.getLong("offset", 0));
+            case ROPE -> Rope.run(in.getFirst(), out, a.getDouble("base", 10000), a.getLong("offset", 0), a.getBool("inverse", false));
+            case GELU_GRAD -> Elementwise.binary("none".equals(a.getString("approximate", "tanh")) ? BinaryFn.GELU_ERF_GRAD : BinaryFn.GELU_TANH_GRAD,
+                    in.get(0), in.get(1), out);
+            case SILU_GRAD -> Elementwise.binary(BinaryFn.SILU_GRAD, in.get(0), in.get(1), out);
+            case RELU_GRAD -> Elementwise.binary(BinaryFn.RELU_GRAD, in.get(0), in.get(1), out);
+            case SOFTMAX_GRAD -> RowGrads.softmaxGrad(in.get(0), in.get(1), out, (float) a.getDouble("scale", 1));
+            case RMS_NORM_GRAD -> RowGrads.normGrad(in.get(0), in.get(1), in.get(2), out, (float) a.getDouble("eps", 1e-6), false);
+            case LAYER_NORM_GRAD -> RowGrads.normGrad(in.get(0), in.get(1), in.get(2), out, (float) a.getDouble("eps", 1e-5), true);
+            case REDUCE_SUM -> ReduceSum.run(in.getFirst(), reduced(a.getInts("axes"), in.getFirst().rank()), out);
+            case CROSS_ENTROPY -> CrossEntropy.loss(in.get(0), in.get(1), a.getLong("ignore_index", -100), out);
+            case CROSS_ENTROPY_GRAD -> CrossEntropy.grad(in.get(0), in.get(1), in.get(2), a.getLong("ignore_index", -100), out);
+            case SCATTER_ADD -> ScatterAdd.run(in.get(0), in.get(1), axis(a.getInt("axis", 0), out.rank()), out);
             case MATMUL -> Gemm.matmul(in.get(0), in.get(1), out, a.getBool("transpose_a", false),
                     a.getBool("transpose_b", false), GemmEpilogue.NONE);
             case RESHAPE -> Copy.reshape(in.getFirst(), out);
@@ -66,6 +77,15 @@ public final class OpKernels {
     /** Ops (and attention forms) that only fusion makes run in the compiled executor's kernels. */
     private static LanternException fusedOnly(Node n) {
         return new LanternException("cpu: " + n + ": no single-op kernel for this fusion-made form (run it with engine.cpu.FusedKernels)");
+    }
+
+    /** Which of {@code rank} axes reduce_sum's {@code axes} name. */
+    static boolean[] reduced(int[] axes, int rank) {
+        boolean[] r = new boolean[rank];
+        for (int ax : axes) {
+            r[axis(ax, rank)] = true;
+        }
+        return r;
     }
 
     static int axis(int axis, int rank) {

@@ -8,12 +8,17 @@ import static dev.lantern.cpu.CpuConfig.F;
  * Rotary position embedding, rotate-half convention (Llama/HF) on x (batch, heads, seq, d):
  * for i < d/2, θ_i = base^(−2i/d), angle = (pos + offset)·θ_i, pos = seq index;
  * out[i] = x[i]·cos − x[i+d/2]·sin, out[i+d/2] = x[i+d/2]·cos + x[i]·sin.
- * The (seq, d/2) cos/sin tables are computed once per call in float64.
+ * The (seq, d/2) cos/sin tables are computed once per call in float64; {@code inverse} negates sin.
  */
 public final class Rope {
     private Rope() {}
 
     public static void run(View x, View out, double base, long offset) {
+        run(x, out, base, offset, false);
+    }
+
+    /** With {@code inverse}, the rotation by −angle (rope's gradient, and its inverse: R(θ)ᵀ = R(−θ)). */
+    public static void run(View x, View out, double base, long offset, boolean inverse) {
         int seq = x.shape().dim(2);
         int d = x.shape().dim(3);
         int half = d / 2;
@@ -23,7 +28,7 @@ public final class Rope {
             for (int i = 0; i < half; i++) {
                 double angle = (p + offset) * Math.pow(base, -2.0 * i / d);
                 cos[p * half + i] = (float) Math.cos(angle);
-                sin[p * half + i] = (float) Math.sin(angle);
+                sin[p * half + i] = (float) (inverse ? -Math.sin(angle) : Math.sin(angle));
             }
         }
         Rows.forEachRow(x.shape().rows(), d, r -> {

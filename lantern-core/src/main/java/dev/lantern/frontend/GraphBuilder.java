@@ -102,6 +102,16 @@ public final class GraphBuilder {
         return op(Op.ROPE, Attrs.of("base", base), x);
     }
 
+    /** The sum of {@code x} over {@code axes} (dropped from the shape): {@code reduce_sum {axes}}. */
+    public Value reduceSum(Value x, int... axes) {
+        return op(Op.REDUCE_SUM, Attrs.of("axes", axes), x);
+    }
+
+    /** The mean cross-entropy of {@code logits} (..., V) at integer {@code targets} (...): a scalar loss. */
+    public Value crossEntropy(Value logits, Value targets) {
+        return op(Op.CROSS_ENTROPY, Attrs.EMPTY, logits, targets);
+    }
+
     public Value reshape(Value x, int... shape) {
         return op(Op.RESHAPE, Attrs.of("shape", shape), x);
     }

@@ -12,6 +12,7 @@ import java.util.List;
  *       | number | inf | -inf | nan    a scalar constant (the attribute spellings of non-finite values)
  *       | fn '(' expr (',' expr)* ')'  fn: add sub mul div neg exp tanh relu silu
  *                                          gelu_tanh gelu_erf cast_f32 cast_bf16 cast_f16
+ *                                          gelu_tanh_grad gelu_erf_grad silu_grad relu_grad ($0 = x, $1 = dy)
  * </pre>
  *
  * Expressions nest at most {@link #MAX_DEPTH} calls deep: the reader refuses deeper text with a
@@ -69,7 +70,7 @@ public sealed interface ElementwiseExpr {
     /** The number of arguments of {@code fn}, or {@code null} when it is not a function of this language. */
     static Integer arity(String fn) {
         return switch (fn) {
-            case "add", "sub", "mul", "div" -> 2;
+            case "add", "sub", "mul", "div", "gelu_tanh_grad", "gelu_erf_grad", "silu_grad", "relu_grad" -> 2;
             case "neg", "exp", "tanh", "relu", "silu", "gelu_tanh", "gelu_erf", "cast_f32", "cast_bf16", "cast_f16" -> 1;
             default -> null;
         };

@@ -40,6 +40,17 @@ public enum Op {
     CAST("cast", OpKind.ELEMENTWISE, 1, 1, TypeRules::cast,
             "%1 = cast(%0) {to=\"bf16\"} : bf16[2,128,256]", "to:s!"),
 
+    // --- gradient helpers (made by autodiff.Gradients): inputs (x, dy), result dx = f'(x)·dy
+    /** dy · d/dx gelu(x), in the form {@code approximate} names (the forward's). */
+    GELU_GRAD("gelu_grad", OpKind.ELEMENTWISE, 2, 2, TypeRules::elementwiseGrad,
+            "%2 = gelu_grad(%0, %1) {approximate=\"tanh\"} : f32[2,128,1024]", "approximate:s(none|tanh)=tanh"),
+    /** dy · σ(x)·(1 + x·(1 − σ(x))). */
+    SILU_GRAD("silu_grad", OpKind.ELEMENTWISE, 2, 2, TypeRules::elementwiseGrad,
+            "%2 = silu_grad(%0, %1) : f32[2,128,1024]"),
+    /** dy where x &gt; 0, else 0 (PyTorch's choice at x = 0). */
+    RELU_GRAD("relu_grad", OpKind.ELEMENTWISE, 2, 2, TypeRules::elementwiseGrad,
+            "%2 = relu_grad(%0, %1) : f32[2,128,1024]"),
+
     // --- row-wise over the last axis
     SOFTMAX("softmax", OpKind.ROWWISE, 1, 1, TypeRules::softmax,
             "%1 = softmax(%0) {causal=true, scale=0.125} : f32[2,4,128,128]", "causal:b=false", "scale:f=1.0"),
@@ -48,7 +59,35 @@ public enum Op {
     RMS_NORM("rms_norm", OpKind.ROWWISE, 2, 2, TypeRules::norm,
             "%2 = rms_norm(%0, %1) {eps=1.0E-6} : f32[2,128,256]", "eps:f=1e-6"),
     ROPE("rope", OpKind.ROWWISE, 1, 1, TypeRules::rope,
-            "%1 = rope(%0) {base=10000.0} : f32[2,4,128,64]", "base:f=10000.0", "offset:i=0"),
+            "%1 = rope(%0) {base=10000.0} : f32[2,4,128,64]", "base:f=10000.0", "offset:i=0", "inverse:b=false"),
+
+    /**
+     * The input gradient of {@code softmax {scale}} from its result y and the result's gradient dy:
+     * {@code scale · y · (dy − Σ_row y·dy)}. A causal forward needs no attribute: y is 0 where it masked.
+     */
+    SOFTMAX_GRAD("softmax_grad", OpKind.ROWWISE, 2, 2, TypeRules::rowGrad,
+            "%2 = softmax_grad(%0, %1) {scale=0.125} : f32[2,4,128,128]", "scale:f=1.0"),
+    /** dx of {@code rms_norm(x, w) {eps}} from (x, w, dy): the row statistics are recomputed in f32. */
+    RMS_NORM_GRAD("rms_norm_grad", OpKind.ROWWISE, 3, 3, TypeRules::normGrad,
+            "%3 = rms_norm_grad(%0, %1, %2) {eps=1.0E-6} : f32[2,128,256]", "eps:f=1e-6"),
+    /** dx of {@code layer_norm(x, w, b) {eps}} from (x, w, dy) (the bias does not change dx). */
+    LAYER_NORM_GRAD("layer_norm_grad", OpKind.ROWWISE, 3, 3, TypeRules::normGrad,
+            "%3 = layer_norm_grad(%0, %1, %2) {eps=1.0E-5} : f32[2,128,256]", "eps:f=1e-5"),
+
+    // --- reductions and the loss
+    /** The sum over {@code axes} (each in [-rank, rank), no repeats); {@code keepdims} leaves them as size 1. */
+    REDUCE_SUM("reduce_sum", OpKind.REDUCTION, 1, 1, TypeRules::reduceSum,
+            "%1 = reduce_sum(%0) {axes=[0,1], keepdims=false} : f32[256]", "axes:ints!", "keepdims:b=false"),
+    /**
+     * Mean over tokens of −log softmax(logits)[target]: logits (..., V) floating, targets (...) i32/i64.
+     * A token whose target is {@code ignore_index} counts for nothing, neither in the sum nor in the
+     * count (PyTorch's rule: all ignored gives 0/0 = NaN); any other target outside [0, V) is an error.
+     */
+    CROSS_ENTROPY("cross_entropy", OpKind.REDUCTION, 2, 2, TypeRules::crossEntropy,
+            "%2 = cross_entropy(%0, %1) {ignore_index=-100} : f32[]", "ignore_index:i=-100"),
+    /** d cross_entropy / d logits from (logits, targets, dloss): (softmax(logits) − onehot(target)) · dloss / count. */
+    CROSS_ENTROPY_GRAD("cross_entropy_grad", OpKind.ROWWISE, 3, 3, TypeRules::crossEntropyGrad,
+            "%3 = cross_entropy_grad(%0, %1, %2) {ignore_index=-100} : f32[2,128,1000]", "ignore_index:i=-100"),
 
     // --- GEMM
     MATMUL("matmul", OpKind.GEMM, 2, 2, TypeRules::matmul,
@@ -72,6 +111,14 @@ public enum Op {
      */
     GATHER("gather", OpKind.MOVEMENT, 2, 2, TypeRules::gather,
             "%2 = gather(%0, %1) {axis=0} : f32[2,128,768]", "axis:i=0"),
+
+    /**
+     * The transpose of gather (its gradient): a zero table whose axis {@code axis} has {@code size} rows,
+     * and the slices of {@code updates} added at rows {@code ids}: updates is
+     * {@code table[:axis] ++ ids ++ table[axis+1:]}. Rows hit by several ids sum in id order (deterministic).
+     */
+    SCATTER_ADD("scatter_add", OpKind.MOVEMENT, 2, 2, TypeRules::scatterAdd,
+            "%2 = scatter_add(%0, %1) {axis=0, size=50257} : f32[50257,768]", "axis:i=0", "size:i!"),
 
     // --- composites made by fusion
     /**
@@ -168,9 +215,14 @@ public enum Op {
 
     /**
      * The result type for these inputs, or {@code null} for sources, whose type is declared.
-     * Throws {@link TypeException} when the inputs break the op's rule.
+     * Throws {@link TypeException} when the inputs break the op's rule or its arity.
      */
     public TensorType infer(List<TensorType> inputs, Attrs attrs) {
+        if (rule != null && (inputs.size() < minArity || inputs.size() > maxArity)) {
+            // before the rule, which may read its inputs by position (found by the graph fuzzer)
+            throw new TypeException(text + " takes " + minArity + (maxArity == minArity ? "" : maxArity == Integer.MAX_VALUE ? "+"
+                    : "-" + maxArity) + " inputs, found " + inputs.size());
+        }
         return rule == null ? null : rule.infer(inputs, withDefaults(attrs));
     }
 

@@ -8,6 +8,8 @@ public enum OpKind {
     ELEMENTWISE,
     /** Reads whole rows of the last axis: norms, softmax, RoPE. */
     ROWWISE,
+    /** Sums over whole axes (reduce_sum) and the loss: the result has fewer elements than the input. */
+    REDUCTION,
     /** Matrix products. */
     GEMM,
     /** A reinterpretation of the same elements: reshape, permute, transpose, slice. */

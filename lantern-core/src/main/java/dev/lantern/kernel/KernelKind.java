@@ -8,6 +8,8 @@ public enum KernelKind {
     ATTENTION,
     /** One task per row of the last axis; reductions over the row (norms, softmax, rope). */
     ROWWISE,
+    /** One task per output element (or group of them), summing over the reduced axes in a fixed order. */
+    REDUCTION,
     /** One pass over the output's elements in chunks; an expression per element. */
     ELEMENTWISE,
     /** A strided copy (a permute that could not stay a view, a slice, a concat). */

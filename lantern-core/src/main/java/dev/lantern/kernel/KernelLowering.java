@@ -56,6 +56,15 @@ public final class KernelLowering {
         TABLE.put(Op.SLICE, KernelLowering::copy);
         TABLE.put(Op.CONCAT, KernelLowering::copy);
         TABLE.put(Op.GATHER, KernelLowering::gather);
+        // the gradient helpers and the loss (autodiff): the row-wise ones as one task per row, the
+        // reductions as their own kernel (nothing fuses into them yet), scatter_add as a copy kind
+        TABLE.put(Op.SOFTMAX_GRAD, KernelLowering::rowwise);
+        TABLE.put(Op.RMS_NORM_GRAD, KernelLowering::rowwise);
+        TABLE.put(Op.LAYER_NORM_GRAD, KernelLowering::rowwise);
+        TABLE.put(Op.CROSS_ENTROPY_GRAD, KernelLowering::rowwise);
+        TABLE.put(Op.REDUCE_SUM, KernelLowering::reduction);
+        TABLE.put(Op.CROSS_ENTROPY, KernelLowering::reduction);
+        TABLE.put(Op.SCATTER_ADD, KernelLowering::copy);
         for (Op op : Op.values()) {
             if (op.isElementwise()) {
                 TABLE.put(op, KernelLowering::elementwise);
@@ -99,7 +108,7 @@ public final class KernelLowering {
 
     /** Whether input {@code input} of {@code op} is integer ids that its kernel reads as indices, not as numbers. */
     public static boolean readsIntegerIds(Op op, int input) {
-        return op == Op.GATHER && input == 1;
+        return input == 1 && (op == Op.GATHER || op == Op.SCATTER_ADD || op == Op.CROSS_ENTROPY || op == Op.CROSS_ENTROPY_GRAD);
     }
 
     /** Whether some kernel computes {@code op}. */
@@ -254,6 +263,19 @@ public final class KernelLowering {
         spec.put("rows", "" + x.rows());
         spec.put("D", "" + x.last());
         return new Described(KernelKind.ROWWISE, List.of(n.op().text()), rows(x), Tile.of("rows", 1, "cols", x.last()), List.of("x"), List.of(), spec);
+    }
+
+    /** reduce_sum and cross_entropy: one task per output element, the reduced elements summed in a fixed order. */
+    private static Described reduction(Node n, Graph g) {
+        Shape x = g.type(n.input(0)).shape();
+        long out = n.type().shape().numel();
+        TreeMap<String, String> spec = new TreeMap<>();
+        n.op().withDefaults(n.attrs()).values().forEach((k, v) -> spec.put(k, String.valueOf(v)));
+        spec.put("in", x.toString());
+        spec.put("out", n.type().shape().toString());
+        return new Described(KernelKind.REDUCTION, List.of(n.op().text()),
+                new IterationSpace(List.of(new IterationSpace.Axis("o", out)), List.of(new IterationSpace.Axis("r", out == 0 ? 0 : x.numel() / out))),
+                Tile.of("chunk", 1), List.of(), List.of(), spec);
     }
 
     private static IterationSpace rows(Shape x) {

@@ -128,6 +128,7 @@ public final class FuseAttention implements Pass {
                 Node rk = cx.in(n, 1, Op.ROPE);
                 if (rq == null || rk == null || !cx.onlyUsedBy(rq.name(), n) || !cx.onlyUsedBy(rk.name(), n)
                         || rq.attrs().getInt("offset", 0) != 0 || rk.attrs().getInt("offset", 0) != 0
+                        || rq.attrs().getBool("inverse", false) || rk.attrs().getBool("inverse", false) // attention ropes forward only
                         || rq.attrs().getDouble("base", 1e4) != rk.attrs().getDouble("base", 1e4)) {
                     return null;
                 }

@@ -141,6 +141,7 @@ public final class FuseElementwise implements Pass {
         }
         String fn = switch (n.op()) {
             case GELU -> n.attrs().getString("approximate", "tanh").equals("tanh") ? "gelu_tanh" : "gelu_erf";
+            case GELU_GRAD -> n.attrs().getString("approximate", "tanh").equals("tanh") ? "gelu_tanh_grad" : "gelu_erf_grad";
             case CAST -> "cast_" + n.attrs().getString("to", "f32");
             default -> n.op().text();
         };

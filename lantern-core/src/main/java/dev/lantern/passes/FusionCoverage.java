@@ -37,7 +37,7 @@ public record FusionCoverage(int counted, int standalone) {
         for (Node n : fused.nodes()) {
             boolean copyView = n.op() == Op.PERMUTE || n.op() == Op.TRANSPOSE ? n.type().layout().isContiguous() : n.op() == Op.SLICE;
             boolean primitive = n.op().kind() == OpKind.ELEMENTWISE && n.op() != Op.ELEMENTWISE_FUSED
-                    || n.op().kind() == OpKind.ROWWISE || n.op().kind() == OpKind.MOVEMENT;
+                    || n.op().kind() == OpKind.ROWWISE || n.op().kind() == OpKind.MOVEMENT || n.op().kind() == OpKind.REDUCTION;
             standalone += counts(n, fused) && (primitive || copyView) ? 1 : 0;
         }
         return new FusionCoverage(counted, Math.min(standalone, counted));
@@ -47,7 +47,7 @@ public record FusionCoverage(int counted, int standalone) {
     static boolean counts(Node n, Graph g) {
         return switch (n.op().kind()) {
             case SOURCE, GEMM, COMPOSITE -> false; // composites are fused already: no primitive op to absorb
-            case ELEMENTWISE, ROWWISE, MOVEMENT -> n.op() != Op.ELEMENTWISE_FUSED;
+            case ELEMENTWISE, ROWWISE, MOVEMENT, REDUCTION -> n.op() != Op.ELEMENTWISE_FUSED;
             case VIEW -> switch (n.op()) {
                 case PERMUTE -> n.type().layout().isContiguous() && !Build.movesNothing(g.type(n.input(0)).shape(), n.attrs().getInts("perm"));
                 case TRANSPOSE -> n.type().layout().isContiguous();

@@ -94,6 +94,10 @@ final class CompositeRef {
                     case "sub" -> x - y;
                     case "mul" -> x * y;
                     case "div" -> x / y;
+                    case "gelu_tanh_grad" -> y * RefMath.geluTanhGrad(x);
+                    case "gelu_erf_grad" -> y * RefMath.geluErfGrad(x);
+                    case "silu_grad" -> y * RefMath.siluGrad(x);
+                    case "relu_grad" -> x > 0 ? y : 0;
                     case "cast_f32", "cast_bf16", "cast_f16" -> RefOps.castValue(x, DType.parse(c.fn().substring(5)));
                     default -> act(c.fn()).applyAsDouble(x);
                 };

@@ -72,4 +72,22 @@ public final class RefMath {
     public static double silu(double x) {
         return x / (1 + Math.exp(-x));
     }
+
+    /** d/dx GELU, erf form: Φ(x) + x·φ(x). */
+    public static double geluErfGrad(double x) {
+        return 0.5 * (1 + erf(x / Math.sqrt(2))) + x * Math.exp(-0.5 * x * x) / Math.sqrt(2 * Math.PI);
+    }
+
+    /** d/dx GELU, tanh form: 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²), t = tanh(u). */
+    public static double geluTanhGrad(double x) {
+        double c = Math.sqrt(2 / Math.PI);
+        double t = Math.tanh(c * (x + 0.044715 * x * x * x));
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x);
+    }
+
+    /** d/dx SiLU: σ(x)·(1 + x·(1 − σ(x))). */
+    public static double siluGrad(double x) {
+        double s = 1 / (1 + Math.exp(-x));
+        return s * (1 + x * (1 - s));
+    }
 }

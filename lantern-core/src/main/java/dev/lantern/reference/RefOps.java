@@ -208,6 +208,11 @@ final class RefOps {
      * (pos + offset)·θ_i; out[i] = x[i]cos − x[i+d/2]sin, out[i+d/2] = x[i+d/2]cos + x[i]sin.
      */
     static RefTensor rope(RefTensor x, double base, long offset) {
+        return rope(x, base, offset, false);
+    }
+
+    /** As {@link #rope(RefTensor, double, long)}, by −angle when {@code inverse} (rope's transpose). */
+    static RefTensor rope(RefTensor x, double base, long offset, boolean inverse) {
         int d = x.shape().dim(3);
         int seq = x.shape().dim(2);
         int half = d / 2;
@@ -217,7 +222,7 @@ final class RefOps {
             for (int i = 0; i < half; i++) {
                 double angle = (pos + offset) * Math.pow(base, -2.0 * i / d);
                 double c = Math.cos(angle);
-                double s = Math.sin(angle);
+                double s = inverse ? -Math.sin(angle) : Math.sin(angle);
                 double x0 = x.data()[r * d + i];
                 double x1 = x.data()[r * d + i + half];
                 out[r * d + i] = x0 * c - x1 * s;

@@ -4,6 +4,7 @@ import dev.lantern.ir.Attrs;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
 import dev.lantern.ir.Shape;
 import dev.lantern.ir.TensorType;
 import dev.lantern.tensor.Tensor;
@@ -35,8 +36,31 @@ public final class ReferenceInterpreter {
         return out;
     }
 
+    /**
+     * The graph's outputs from float64 sources (by name attribute, contiguous), for checks that must
+     * not round their inputs to f32 first, such as central finite differences of a gradient.
+     */
+    public static Map<String, RefTensor> runExact(Graph graph, Map<String, RefTensor> inputsAndParams) {
+        Map<String, RefTensor> all = runAll(graph, n -> {
+            RefTensor t = inputsAndParams.get(n.attrs().getString("name", n.name()));
+            if (t == null || !t.shape().equals(n.type().shape())) {
+                throw new LanternException("reference: " + n + " needs a float64 tensor of shape " + n.type().shape() + ", given " + t);
+            }
+            return t;
+        });
+        Map<String, RefTensor> out = new LinkedHashMap<>();
+        for (String o : graph.outputs()) {
+            out.put(o, all.get(o));
+        }
+        return out;
+    }
+
     /** Every value of the graph, by SSA name, in graph order. */
     public static Map<String, RefTensor> runAll(Graph graph, Map<String, Tensor> inputsAndParams) {
+        return runAll(graph, n -> load(n, inputsAndParams));
+    }
+
+    private static Map<String, RefTensor> runAll(Graph graph, java.util.function.Function<Node, RefTensor> sources) {
         Map<String, RefTensor> env = new LinkedHashMap<>();
         for (Node n : graph.nodes()) {
             List<RefTensor> in = new ArrayList<>(n.inputs().size());
@@ -46,7 +70,8 @@ public final class ReferenceInterpreter {
             try {
                 // a zero-size value has nothing to compute (and row counts of zero would divide by zero)
                 boolean empty = n.type().shape().numel() == 0 && !n.op().isSource();
-                env.put(n.name(), empty ? RefTensor.zeros(n.type().shape()) : eval(n, in, inputsAndParams));
+                env.put(n.name(), empty ? RefTensor.zeros(n.type().shape())
+                        : n.op() == Op.INPUT || n.op() == Op.PARAM ? sources.apply(n) : eval(n, in, Map.of()));
             } catch (RuntimeException e) {
                 if (e instanceof LanternException) {
                     throw e;
@@ -83,7 +108,25 @@ public final class ReferenceInterpreter {
             case SOFTMAX -> RefOps.softmax(in.getFirst(), a.getDouble("scale", 1), a.getBool("causal", false));
             case LAYER_NORM -> RefOps.layerNorm(in.get(0), in.get(1), in.size() > 2 ? in.get(2) : null, a.getDouble("eps", 1e-5));
             case RMS_NORM -> RefOps.rmsNorm(in.get(0), in.get(1), a.getDouble("eps", 1e-6));
-            case ROPE -> RefOps.rope(in.getFirst(), a.getDouble("base", 10000), a.getLong("offset", 0));
+            case ROPE -> RefOps.rope(in.getFirst(), a.getDouble("base", 10000), a.getLong("offset", 0), a.getBool("inverse", false));
+            case GELU_GRAD -> RefOps.binary(in.get(0), in.get(1), out, "none".equals(a.getString("approximate", "tanh"))
+                    ? (x, dy) -> dy * RefMath.geluErfGrad(x) : (x, dy) -> dy * RefMath.geluTanhGrad(x));
+            case SILU_GRAD -> RefOps.binary(in.get(0), in.get(1), out, (x, dy) -> dy * RefMath.siluGrad(x));
+            case RELU_GRAD -> RefOps.binary(in.get(0), in.get(1), out, (x, dy) -> x > 0 ? dy : 0);
+            case SOFTMAX_GRAD -> GradRef.softmaxGrad(in.get(0), in.get(1), a.getDouble("scale", 1));
+            case RMS_NORM_GRAD -> GradRef.normGrad(in.get(0), in.get(1), in.get(2), a.getDouble("eps", 1e-6), false);
+            case LAYER_NORM_GRAD -> GradRef.normGrad(in.get(0), in.get(1), in.get(2), a.getDouble("eps", 1e-5), true);
+            case REDUCE_SUM -> {
+                int rank = in.getFirst().shape().rank();
+                boolean[] reduced = new boolean[rank];
+                for (int ax : a.getInts("axes")) {
+                    reduced[axis(ax, rank)] = true;
+                }
+                yield GradRef.reduceSum(in.getFirst(), reduced, out);
+            }
+            case CROSS_ENTROPY -> GradRef.crossEntropy(in.get(0), in.get(1), a.getLong("ignore_index", -100));
+            case CROSS_ENTROPY_GRAD -> GradRef.crossEntropyGrad(in.get(0), in.get(1), in.get(2), a.getLong("ignore_index", -100));
+            case SCATTER_ADD -> GradRef.scatterAdd(in.get(0), in.get(1), axis(a.getInt("axis", 0), out.rank()), out);
             case MATMUL -> RefOps.matmul(in.get(0), in.get(1), a.getBool("transpose_a", false), a.getBool("transpose_b", false), out);
             case RESHAPE -> new RefTensor(out, in.getFirst().data());
             case PERMUTE -> RefOps.permute(in.getFirst(), a.getInts("perm"), out);

@@ -92,6 +92,19 @@ class OpDifferentialTest {
             c.add(OpCase.of(Op.CONCAT, a("axis", -1), t, s(2, 7, 3), s(2, 7, 5)));
             c.add(OpCase.of(Op.CONCAT, a("axis", 0), t, s(1, 33), s(7, 33), s(2, 33)));
             c.add(OpCase.of(Op.CONSTANT, a("value", 0.75), t, s(3, 5)));
+            // the gradient helpers and reduce_sum (autodiff)
+            for (String approx : List.of("tanh", "none")) {
+                c.add(OpCase.of(Op.GELU_GRAD, a("approximate", approx), t, s(5, 333), s(5, 333)));
+            }
+            c.add(OpCase.of(Op.SILU_GRAD, Attrs.EMPTY, t, s(3, 1, 129), s(3, 1, 129)));
+            c.add(OpCase.of(Op.RELU_GRAD, Attrs.EMPTY, t, s(7, 33), s(7, 33)));
+            c.add(OpCase.of(Op.SOFTMAX_GRAD, a("scale", 0.3), t, s(3, 5, 33), s(3, 5, 33)));
+            c.add(OpCase.of(Op.RMS_NORM_GRAD, a("eps", 1e-6), t, s(7, 33), s(33), s(7, 33)));
+            c.add(OpCase.of(Op.LAYER_NORM_GRAD, a("eps", 1e-5), t, s(2, 3, 257), s(257), s(2, 3, 257)));
+            c.add(OpCase.of(Op.ROPE, a("inverse", true, "offset", 3), t, s(2, 3, 33, 34)));
+            c.add(OpCase.of(Op.REDUCE_SUM, a("axes", s(0, 2)), t, s(3, 5, 7)));
+            c.add(OpCase.of(Op.REDUCE_SUM, a("axes", s(-1), "keepdims", true), t, s(2, 9, 33)));
+            c.add(OpCase.of(Op.REDUCE_SUM, a("axes", s(0, 1)), t, s(3, 5, 1029)));
         }
         return c;
     }
@@ -145,6 +158,8 @@ class OpDifferentialTest {
         // ops that only fusion makes run in the compiled executor (engine.cpu.FusedKernels), tested there
         covered.addAll(EnumSet.of(Op.GEMM, Op.FUSED_NORM, Op.ELEMENTWISE_FUSED));
         covered.add(Op.GATHER); // its ids are integers, which OpCase does not draw: GatherTest
+        // integer targets and ids again: autodiff.GradKernelTest
+        covered.addAll(EnumSet.of(Op.CROSS_ENTROPY, Op.CROSS_ENTROPY_GRAD, Op.SCATTER_ADD));
         assertEquals(EnumSet.allOf(Op.class), covered);
     }
 }

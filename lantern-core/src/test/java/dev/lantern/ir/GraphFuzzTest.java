@@ -101,13 +101,13 @@ class GraphFuzzTest {
         }
     }
 
-    /** Whether {@code n} is read only as a gather's ids, which kernels take as integers. */
+    /** Whether {@code n} is read only as ids or targets (gather, scatter_add, cross_entropy), which kernels take as integers. */
     private static boolean onlyGatherIds(Graph g, Node n) {
         boolean read = false;
         for (Node u : g.nodes()) {
             for (int i = 0; i < u.inputs().size(); i++) {
                 if (u.input(i).equals(n.name())) {
-                    if (u.op() != Op.GATHER || i != 1) {
+                    if (!dev.lantern.kernel.KernelLowering.readsIntegerIds(u.op(), i)) {
                         return false;
                     }
                     read = true;

@@ -106,6 +106,12 @@ public final class RandomGraphs {
                 yield l;
             }
             case GATHER -> s.rank() == 0 ? null : List.of(x, ids(s.numel() == 0));
+            // autodiff's ops: (x, dy) pairs, norm gradients with their weight, the loss with in-range targets
+            case GELU_GRAD, SILU_GRAD, RELU_GRAD, SOFTMAX_GRAD -> List.of(x, sameShaped(xt));
+            case RMS_NORM_GRAD, LAYER_NORM_GRAD -> s.rank() == 0 ? null : List.of(x, source(Shape.of(s.last()), d), sameShaped(xt));
+            case CROSS_ENTROPY -> s.rank() == 0 || s.numel() == 0 ? null : List.of(x, targets(s));
+            case CROSS_ENTROPY_GRAD -> s.rank() == 0 || s.numel() == 0 ? null : List.of(x, targets(s), source(Shape.scalar(), d));
+            case SCATTER_ADD -> s.rank() == 0 ? null : List.of(x, ids(false));
             default -> List.of(x);
         };
     }
@@ -123,6 +129,12 @@ public final class RandomGraphs {
         }
         return add(Op.CONSTANT, List.of(), Attrs.of("value", data.consumeBoolean() ? 0.0 : -1.0),
                 TensorType.of(data.consumeBoolean() ? DType.I64 : DType.I32, Shape.of(dims)));
+    }
+
+    /** Targets 0 (a class every row has) of the logits' shape without the last axis, i32 or i64. */
+    private String targets(Shape logits) {
+        int[] dims = java.util.Arrays.copyOf(logits.dims(), logits.rank() - 1);
+        return add(Op.CONSTANT, List.of(), Attrs.of("value", 0.0), TensorType.of(data.consumeBoolean() ? DType.I64 : DType.I32, Shape.of(dims)));
     }
 
     private List<String> gemm(String a, TensorType at) {
@@ -218,6 +230,16 @@ public final class RandomGraphs {
             case "axis", "dim0", "dim1" -> rank == 0 ? 0L : (long) data.consumeInt(-rank, rank - 1);
             case "start" -> (long) data.consumeInt(0, 3);
             case "end" -> (long) data.consumeInt(1, 8);
+            case "size" -> (long) data.consumeInt(1, 4); // scatter_add: ids 0 and -1 are in range
+            case "axes" -> {
+                List<Long> axes = new ArrayList<>();
+                for (int i = 0; i < rank; i++) {
+                    if (data.consumeBoolean()) {
+                        axes.add((long) (data.consumeBoolean() ? i : i - rank));
+                    }
+                }
+                yield axes;
+            }
             case "name" -> "n" + next;
             default -> switch (a.type()) {
                 case "i" -> (long) data.consumeInt(0, 4);

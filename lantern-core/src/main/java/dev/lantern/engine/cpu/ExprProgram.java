@@ -22,7 +22,9 @@ public final class ExprProgram {
             "gelu_tanh", UnaryFn.GELU_TANH, "gelu_erf", UnaryFn.GELU_ERF,
             "cast_f32", UnaryFn.IDENTITY, "cast_bf16", UnaryFn.ROUND_BF16, "cast_f16", UnaryFn.ROUND_F16);
     private static final Map<String, BinaryFn> BINARY = Map.of(
-            "add", BinaryFn.ADD, "sub", BinaryFn.SUB, "mul", BinaryFn.MUL, "div", BinaryFn.DIV);
+            "add", BinaryFn.ADD, "sub", BinaryFn.SUB, "mul", BinaryFn.MUL, "div", BinaryFn.DIV,
+            "gelu_tanh_grad", BinaryFn.GELU_TANH_GRAD, "gelu_erf_grad", BinaryFn.GELU_ERF_GRAD,
+            "silu_grad", BinaryFn.SILU_GRAD, "relu_grad", BinaryFn.RELU_GRAD);
 
     /** A program over {@code inputs} inputs (the op's, whether the expression reads each or not) and one store to output 0. */
     public static ElementwiseProgram compile(ElementwiseExpr e, int inputs) {

@@ -2,6 +2,7 @@ package dev.lantern.cuda.lower;
 
 import static dev.lantern.cuda.lower.LoweringContext.ptr;
 
+import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.RopeSpec;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Shape;
@@ -18,6 +19,10 @@ final class RopeLowerer implements KernelLowerer {
     @Override
     public void lower(Kernel k, LoweringContext cx) {
         Node n = k.node();
+        if (n.attrs().getBool("inverse", false)) {
+            // the backward's rope (autodiff): the CUDA kernel rotates forward only, and must not do so silently
+            throw new CodegenException("no CUDA kernel computes rope {inverse=true} (backward graphs run on the CPU)");
+        }
         View x = cx.in(k, 0);
         View o = cx.out(k);
         double base = n.attrs().getDouble("base", 10000.0);
