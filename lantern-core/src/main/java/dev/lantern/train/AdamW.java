@@ -1,0 +1,165 @@
+package dev.lantern.train;
+
+import dev.lantern.ir.DType;
+import dev.lantern.tensor.Tensor;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * AdamW as {@code torch.optim.AdamW} computes it on the CPU for f32 parameters (the single-tensor
+ * path), operation for operation in f32, with the step's scalars worked out in double and rounded
+ * to f32 as PyTorch rounds a Python scalar for an f32 kernel:
+ *
+ * <pre>
+ * p      = p * f32(1 - lr*wd)                                    (decoupled weight decay)
+ * m      = lerp(m, g, f32(1 - beta1))                            m + w*(g - m), or g - (g - m)*(1 - w) for w &ge; 0.5
+ * v      = v * f32(beta2) + (f32(1 - beta2) * g) * g             (addcmul)
+ * denom  = sqrt(v) / f32(sqrt(1 - beta2^t)) + f32(eps)           (eps outside the root)
+ * p      = p + (f32(-lr / (1 - beta1^t)) * m) / denom            (addcdiv)
+ * </pre>
+ *
+ * <p>Java never contracts {@code a * b + c} into a fused multiply-add, so every element's result
+ * is fixed by these lines alone, whatever the thread count. PyTorch's vectorised loops may fuse
+ * one multiply-add; its results then differ from these in the last bit now and then.
+ */
+public final class AdamW implements Optimizer {
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final AdamWConfig config;
+    private final MultiTensor plan;
+    private final Tensor[] expAvg;
+    private final Tensor[] expAvgSq;
+    private double lr;
+    private long steps;
+
+    /** An optimizer over {@code params}, stepping on {@code threads} threads. */
+    public AdamW(List<Parameter> params, AdamWConfig config, int threads) {
+        this(new MultiTensor(params, threads), config);
+    }
+
+    /** An optimizer over {@code params} on the CPU backend's thread count. */
+    public AdamW(List<Parameter> params, AdamWConfig config) {
+        this(new MultiTensor(params), config);
+    }
+
+    private AdamW(MultiTensor plan, AdamWConfig config) {
+        this.plan = plan;
+        this.config = config;
+        this.lr = config.lr();
+        int n = plan.params().size();
+        expAvg = new Tensor[n];
+        expAvgSq = new Tensor[n];
+        for (int i = 0; i < n; i++) {
+            expAvg[i] = Tensor.allocate(DType.F32, plan.params().get(i).value().shape());
+            expAvgSq[i] = Tensor.allocate(DType.F32, plan.params().get(i).value().shape());
+        }
+    }
+
+    /** The hyperparameters this optimizer was built with (its learning rate is {@link #lr()}). */
+    public AdamWConfig config() {
+        return config;
+    }
+
+    @Override
+    public MultiTensor plan() {
+        return plan;
+    }
+
+    @Override
+    public long steps() {
+        return steps;
+    }
+
+    @Override
+    public double lr() {
+        return lr;
+    }
+
+    @Override
+    public void setLr(double lr) {
+        if (!(lr >= 0)) {
+            throw new IllegalArgumentException("learning rate must be non-negative, got " + lr);
+        }
+        this.lr = lr;
+    }
+
+    @Override
+    public void step() {
+        long t = steps + 1;
+        double bc1 = 1 - Math.pow(config.beta1(), t);
+        double bc2 = 1 - Math.pow(config.beta2(), t);
+        float decay = (float) (1 - lr * config.weightDecay());
+        boolean doDecay = config.weightDecay() != 0;
+        float w1 = (float) (1 - config.beta1());
+        boolean smallWeight = Math.abs(w1) < 0.5f;
+        float oneMinusW1 = 1f - w1;
+        float b2 = (float) config.beta2();
+        float w2 = (float) (1 - config.beta2());
+        float bc2Sqrt = (float) Math.sqrt(bc2);
+        float eps = (float) config.eps();
+        float negStepSize = (float) -(lr / bc1);
+        plan.forEach((p, i, start, end) -> {
+            MemorySegment pv = p.value().segment();
+            MemorySegment g = p.grad().segment();
+            MemorySegment m = expAvg[i].segment();
+            MemorySegment v = expAvgSq[i].segment();
+            for (long e = start; e < end; e++) {
+                float pe = pv.getAtIndex(F32, e);
+                float ge = g.getAtIndex(F32, e);
+                float me = m.getAtIndex(F32, e);
+                float ve = v.getAtIndex(F32, e);
+                if (doDecay) {
+                    pe = pe * decay;
+                }
+                me = smallWeight ? me + w1 * (ge - me) : ge - (ge - me) * oneMinusW1;
+                ve = ve * b2 + (w2 * ge) * ge;
+                float denom = (float) Math.sqrt(ve) / bc2Sqrt + eps;
+                pe = pe + (negStepSize * me) / denom;
+                pv.setAtIndex(F32, e, pe);
+                m.setAtIndex(F32, e, me);
+                v.setAtIndex(F32, e, ve);
+            }
+            p.refreshLow(start, end);
+        });
+        steps = t;
+    }
+
+    @Override
+    public NamedState state() {
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        for (int i = 0; i < expAvg.length; i++) {
+            tensors.put("exp_avg." + params().get(i).name(), expAvg[i]);
+            tensors.put("exp_avg_sq." + params().get(i).name(), expAvgSq[i]);
+        }
+        Map<String, String> meta = new HashMap<>();
+        meta.put("optimizer", "adamw");
+        meta.put("step", Long.toString(steps));
+        meta.put("lr", Double.toString(lr));
+        meta.put("beta1", Double.toString(config.beta1()));
+        meta.put("beta2", Double.toString(config.beta2()));
+        meta.put("eps", Double.toString(config.eps()));
+        meta.put("weight_decay", Double.toString(config.weightDecay()));
+        return new NamedState(tensors, meta);
+    }
+
+    @Override
+    public void loadState(NamedState state) {
+        if (!"adamw".equals(state.string("optimizer"))) {
+            throw new TrainStateException("state is of optimizer " + state.string("optimizer") + ", not adamw");
+        }
+        long step = state.longValue("step");
+        double savedLr = state.doubleValue("lr");
+        for (int i = 0; i < expAvg.length; i++) {
+            state.copyInto("exp_avg." + params().get(i).name(), expAvg[i]);
+            state.copyInto("exp_avg_sq." + params().get(i).name(), expAvgSq[i]);
+        }
+        steps = step;
+        setLr(savedLr);
+    }
+}

@@ -1,0 +1,154 @@
+package dev.lantern.train;
+
+import dev.lantern.ir.DType;
+import dev.lantern.tensor.Tensor;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * SGD with momentum as {@code torch.optim.SGD} computes it for f32 parameters, in f32, each
+ * Python scalar rounded to f32 as PyTorch rounds it:
+ *
+ * <pre>
+ * g   = g + f32(wd) * p                                  (when wd != 0; L2, into the gradient)
+ * buf = g                                                (first step)
+ * buf = buf * f32(momentum) + f32(1 - dampening) * g     (later steps)
+ * g   = nesterov ? g + f32(momentum) * buf : buf         (when momentum != 0)
+ * p   = p + f32(-lr) * g
+ * </pre>
+ *
+ * The gradient tensor itself is left as the backward wrote it (PyTorch adds the decay into a new
+ * tensor too). With momentum 0 there is no buffer and the state holds no tensors.
+ */
+public final class Sgd implements Optimizer {
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final SgdConfig config;
+    private final MultiTensor plan;
+    private final Tensor[] buffers; // null entries when momentum == 0
+    private double lr;
+    private long steps;
+
+    /** An optimizer over {@code params}, stepping on {@code threads} threads. */
+    public Sgd(List<Parameter> params, SgdConfig config, int threads) {
+        this(new MultiTensor(params, threads), config);
+    }
+
+    /** An optimizer over {@code params} on the CPU backend's thread count. */
+    public Sgd(List<Parameter> params, SgdConfig config) {
+        this(new MultiTensor(params), config);
+    }
+
+    private Sgd(MultiTensor plan, SgdConfig config) {
+        this.plan = plan;
+        this.config = config;
+        this.lr = config.lr();
+        buffers = new Tensor[plan.params().size()];
+        if (config.momentum() != 0) {
+            for (int i = 0; i < buffers.length; i++) {
+                buffers[i] = Tensor.allocate(DType.F32, plan.params().get(i).value().shape());
+            }
+        }
+    }
+
+    /** The hyperparameters this optimizer was built with (its learning rate is {@link #lr()}). */
+    public SgdConfig config() {
+        return config;
+    }
+
+    @Override
+    public MultiTensor plan() {
+        return plan;
+    }
+
+    @Override
+    public long steps() {
+        return steps;
+    }
+
+    @Override
+    public double lr() {
+        return lr;
+    }
+
+    @Override
+    public void setLr(double lr) {
+        if (!(lr >= 0)) {
+            throw new IllegalArgumentException("learning rate must be non-negative, got " + lr);
+        }
+        this.lr = lr;
+    }
+
+    @Override
+    public void step() {
+        float wd = (float) config.weightDecay();
+        boolean doDecay = config.weightDecay() != 0;
+        float mom = (float) config.momentum();
+        boolean doMomentum = config.momentum() != 0;
+        float keep = (float) (1 - config.dampening());
+        boolean first = steps == 0;
+        boolean nesterov = config.nesterov();
+        float negLr = (float) -lr;
+        plan.forEach((p, i, start, end) -> {
+            MemorySegment pv = p.value().segment();
+            MemorySegment g = p.grad().segment();
+            MemorySegment buf = doMomentum ? buffers[i].segment() : null;
+            for (long e = start; e < end; e++) {
+                float pe = pv.getAtIndex(F32, e);
+                float ge = g.getAtIndex(F32, e);
+                if (doDecay) {
+                    ge = ge + wd * pe;
+                }
+                if (doMomentum) {
+                    float be = first ? ge : buf.getAtIndex(F32, e) * mom + keep * ge;
+                    buf.setAtIndex(F32, e, be);
+                    ge = nesterov ? ge + mom * be : be;
+                }
+                pv.setAtIndex(F32, e, pe + negLr * ge);
+            }
+            p.refreshLow(start, end);
+        });
+        steps++;
+    }
+
+    @Override
+    public NamedState state() {
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        for (int i = 0; i < buffers.length; i++) {
+            if (buffers[i] != null) {
+                tensors.put("momentum_buffer." + params().get(i).name(), buffers[i]);
+            }
+        }
+        Map<String, String> meta = new HashMap<>();
+        meta.put("optimizer", "sgd");
+        meta.put("step", Long.toString(steps));
+        meta.put("lr", Double.toString(lr));
+        meta.put("momentum", Double.toString(config.momentum()));
+        meta.put("dampening", Double.toString(config.dampening()));
+        meta.put("nesterov", Boolean.toString(config.nesterov()));
+        meta.put("weight_decay", Double.toString(config.weightDecay()));
+        return new NamedState(tensors, meta);
+    }
+
+    @Override
+    public void loadState(NamedState state) {
+        if (!"sgd".equals(state.string("optimizer"))) {
+            throw new TrainStateException("state is of optimizer " + state.string("optimizer") + ", not sgd");
+        }
+        long step = state.longValue("step");
+        double savedLr = state.doubleValue("lr");
+        for (int i = 0; i < buffers.length; i++) {
+            if (buffers[i] != null) {
+                state.copyInto("momentum_buffer." + params().get(i).name(), buffers[i]);
+            }
+        }
+        steps = step;
+        setLr(savedLr);
+    }
+}
