@@ -12,16 +12,22 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * SGD with momentum as {@code torch.optim.SGD} computes it for f32 parameters, in f32, each
- * Python scalar rounded to f32 as PyTorch rounds it:
+ * SGD with momentum as {@code torch.optim.SGD} computes it for f32 parameters on the CPU, in f32,
+ * each Python scalar rounded to f32 as PyTorch rounds it, and each {@code add(x, alpha=a)} a fused
+ * multiply-add as PyTorch's AVX2/AVX-512 kernels compute it ({@code fma(a, b, c)} = a*b + c, one
+ * rounding):
  *
  * <pre>
- * g   = g + f32(wd) * p                                  (when wd != 0; L2, into the gradient)
- * buf = g                                                (first step)
- * buf = buf * f32(momentum) + f32(1 - dampening) * g     (later steps)
- * g   = nesterov ? g + f32(momentum) * buf : buf         (when momentum != 0)
- * p   = p + f32(-lr) * g
+ * g   = fma(f32(wd), p, g)                                   (when wd != 0; L2, into the gradient)
+ * buf = g                                                    (first step)
+ * buf = fma(f32(1 - dampening), g, buf * f32(momentum))      (later steps)
+ * g   = nesterov ? fma(f32(momentum), buf, g) : buf          (when momentum != 0)
+ * p   = fma(f32(-lr), g, p)
  * </pre>
+ *
+ * These are PyTorch's results bit for bit (TorchReferenceTest), and what a CUDA kernel computes
+ * from the same lines with {@code fmaf}. Java never fuses on its own, so the rounding is fixed by
+ * these lines whatever the thread count.
  *
  * The gradient tensor itself is left as the backward wrote it (PyTorch adds the decay into a new
  * tensor too). With momentum 0 there is no buffer and the state holds no tensors.
@@ -103,14 +109,14 @@ public final class Sgd implements Optimizer {
                 float pe = pv.getAtIndex(F32, e);
                 float ge = g.getAtIndex(F32, e);
                 if (doDecay) {
-                    ge = ge + wd * pe;
+                    ge = Math.fma(wd, pe, ge);
                 }
                 if (doMomentum) {
-                    float be = first ? ge : buf.getAtIndex(F32, e) * mom + keep * ge;
+                    float be = first ? ge : Math.fma(keep, ge, buf.getAtIndex(F32, e) * mom);
                     buf.setAtIndex(F32, e, be);
-                    ge = nesterov ? ge + mom * be : be;
+                    ge = nesterov ? Math.fma(mom, be, ge) : be;
                 }
-                pv.setAtIndex(F32, e, pe + negLr * ge);
+                pv.setAtIndex(F32, e, Math.fma(negLr, ge, pe));
             }
             p.refreshLow(start, end);
         });
