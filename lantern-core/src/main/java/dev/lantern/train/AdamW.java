@@ -1,7 +1,11 @@
 package dev.lantern.train;
 
+import dev.lantern.cpu.CpuConfig;
 import dev.lantern.ir.DType;
 import dev.lantern.tensor.Tensor;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -34,6 +38,8 @@ import java.util.Map;
  */
 public final class AdamW implements Optimizer {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final VectorSpecies<Float> F = CpuConfig.F;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     private final AdamWConfig config;
     private final MultiTensor plan;
@@ -113,7 +119,31 @@ public final class AdamW implements Optimizer {
             MemorySegment g = p.grad().segment();
             MemorySegment m = expAvg[i].segment();
             MemorySegment v = expAvgSq[i].segment();
-            for (long e = start; e < end; e++) {
+            long e = start;
+            if (CpuConfig.VECTOR) {
+                // the same lines lane by lane: Vector API arithmetic, sqrt and fma round as the scalar ones
+                FloatVector w1v = FloatVector.broadcast(F, smallWeight ? w1 : w1MinusOne);
+                FloatVector b2v = FloatVector.broadcast(F, b2);
+                for (long bound = start + (end - start) / F.length() * F.length(); e < bound; e += F.length()) {
+                    long o = e * 4;
+                    FloatVector pe = FloatVector.fromMemorySegment(F, pv, o, LE);
+                    FloatVector ge = FloatVector.fromMemorySegment(F, g, o, LE);
+                    FloatVector me = FloatVector.fromMemorySegment(F, m, o, LE);
+                    FloatVector ve = FloatVector.fromMemorySegment(F, v, o, LE);
+                    if (doDecay) {
+                        pe = pe.mul(decay);
+                    }
+                    FloatVector diff = ge.sub(me);
+                    me = diff.fma(w1v, smallWeight ? me : ge);
+                    ve = ge.mul(w2).fma(ge, ve.mul(b2v));
+                    FloatVector denom = ve.sqrt().div(bc2Sqrt).add(eps);
+                    pe = pe.add(me.mul(negStepSize).div(denom));
+                    pe.intoMemorySegment(pv, o, LE);
+                    me.intoMemorySegment(m, o, LE);
+                    ve.intoMemorySegment(v, o, LE);
+                }
+            }
+            for (; e < end; e++) {
                 float pe = pv.getAtIndex(F32, e);
                 float ge = g.getAtIndex(F32, e);
                 float me = m.getAtIndex(F32, e);

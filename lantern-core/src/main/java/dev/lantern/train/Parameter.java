@@ -1,7 +1,7 @@
 package dev.lantern.train;
 
+import dev.lantern.cpu.Convert;
 import dev.lantern.ir.DType;
-import dev.lantern.tensor.Half;
 import dev.lantern.tensor.Tensor;
 
 import java.lang.foreign.MemorySegment;
@@ -23,7 +23,7 @@ import java.nio.ByteOrder;
  */
 public record Parameter(String name, Tensor value, Tensor grad, Tensor low) {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[MultiTensor.CHUNK]);
 
     /** Checks dtypes and shapes. */
     public Parameter {
@@ -73,12 +73,12 @@ public record Parameter(String name, Tensor value, Tensor grad, Tensor low) {
         if (low == null) {
             return;
         }
-        MemorySegment m = value.segment();
-        MemorySegment l = low.segment();
-        boolean bf16 = low.dtype() == DType.BF16;
-        for (long i = start; i < end; i++) {
-            float v = m.getAtIndex(F32, i);
-            l.setAtIndex(I16, i, bf16 ? Half.toBf16(v) : Half.toF16(v));
+        float[] buf = SCRATCH.get();
+        for (long at = start; at < end; at += buf.length) {
+            int n = (int) Math.min(buf.length, end - at);
+            MemorySegment.copy(value.segment(), F32, at * 4, buf, 0, n);
+            // Convert.store rounds to nearest even as Half does, vectorised for bf16
+            Convert.store(buf, 0, low.segment(), low.dtype(), at, 1, n);
         }
     }
 }

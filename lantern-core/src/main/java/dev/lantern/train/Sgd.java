@@ -1,7 +1,11 @@
 package dev.lantern.train;
 
+import dev.lantern.cpu.CpuConfig;
 import dev.lantern.ir.DType;
 import dev.lantern.tensor.Tensor;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -34,6 +38,8 @@ import java.util.Map;
  */
 public final class Sgd implements Optimizer {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final VectorSpecies<Float> F = CpuConfig.F;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     private final SgdConfig config;
     private final MultiTensor plan;
@@ -105,7 +111,29 @@ public final class Sgd implements Optimizer {
             MemorySegment pv = p.value().segment();
             MemorySegment g = p.grad().segment();
             MemorySegment buf = doMomentum ? buffers[i].segment() : null;
-            for (long e = start; e < end; e++) {
+            long e = start;
+            if (CpuConfig.VECTOR) {
+                // the same lines lane by lane: Vector API arithmetic and fma round as the scalar ones
+                FloatVector wdv = FloatVector.broadcast(F, wd);
+                FloatVector keepv = FloatVector.broadcast(F, keep);
+                FloatVector momv = FloatVector.broadcast(F, mom);
+                FloatVector negLrv = FloatVector.broadcast(F, negLr);
+                for (long bound = start + (end - start) / F.length() * F.length(); e < bound; e += F.length()) {
+                    long o = e * 4;
+                    FloatVector pe = FloatVector.fromMemorySegment(F, pv, o, LE);
+                    FloatVector ge = FloatVector.fromMemorySegment(F, g, o, LE);
+                    if (doDecay) {
+                        ge = pe.fma(wdv, ge);
+                    }
+                    if (doMomentum) {
+                        FloatVector be = first ? ge : ge.fma(keepv, FloatVector.fromMemorySegment(F, buf, o, LE).mul(mom));
+                        be.intoMemorySegment(buf, o, LE);
+                        ge = nesterov ? be.fma(momv, ge) : be;
+                    }
+                    ge.fma(negLrv, pe).intoMemorySegment(pv, o, LE);
+                }
+            }
+            for (; e < end; e++) {
                 float pe = pv.getAtIndex(F32, e);
                 float ge = g.getAtIndex(F32, e);
                 if (doDecay) {

@@ -1,8 +1,13 @@
 package dev.lantern.train.amp;
 
+import dev.lantern.cpu.CpuConfig;
 import dev.lantern.train.GradClip;
 import dev.lantern.train.MultiTensor;
 import dev.lantern.train.Optimizer;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -30,6 +35,8 @@ import java.util.List;
  */
 public final class DynamicLossScaler {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final VectorSpecies<Float> F = CpuConfig.F;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     /** Scale events kept for the report and the checkpoint (the oldest fall off first). */
     public static final int HISTORY = 256;
@@ -104,17 +111,30 @@ public final class DynamicLossScaler {
         boolean identity = inv == 1f;
         double[] bad = plan.map((p, i, start, end) -> {
             MemorySegment g = p.grad().segment();
-            boolean found = false;
-            for (long e = start; e < end; e++) {
+            // x - x is 0 for a finite x and NaN for an inf or NaN, and a NaN sum stays NaN: one flag per lane, no branch
+            float flag = 0f;
+            long e = start;
+            if (CpuConfig.VECTOR) {
+                FloatVector acc = FloatVector.zero(F);
+                for (long bound = start + (end - start) / F.length() * F.length(); e < bound; e += F.length()) {
+                    FloatVector x = FloatVector.fromMemorySegment(F, g, e * 4, LE);
+                    if (!identity) {
+                        x = x.mul(inv);
+                        x.intoMemorySegment(g, e * 4, LE);
+                    }
+                    acc = acc.add(x.sub(x));
+                }
+                flag = acc.reduceLanes(VectorOperators.ADD);
+            }
+            for (; e < end; e++) {
                 float x = g.getAtIndex(F32, e);
                 if (!identity) {
                     x = x * inv;
                     g.setAtIndex(F32, e, x);
                 }
-                // NOTE: x - x is 0 for a finite x and NaN for inf or NaN: one test, no branch per kind
-                found |= x - x != 0f;
+                flag += x - x;
             }
-            return found ? 1 : 0;
+            return flag != 0f || flag != flag ? 1 : 0;
         });
         List<String> names = new ArrayList<>();
         List<MultiTensor.Chunk> chunks = plan.chunks();
