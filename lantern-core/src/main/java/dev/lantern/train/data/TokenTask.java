@@ -13,9 +13,9 @@ import java.nio.ByteOrder;
  * two kinds, over content tokens {@code 2 .. vocab-1}:
  *
  * <pre>
- * counting   s, s+d, s+2d, ..., SEP        start s and stride d in {1, 2, 3} drawn, 4..16 terms,
- *                                          wrapping inside the content range
- * copying    x1 .. xk, COPY, x1 .. xk, SEP k in 2..8 random tokens, then the same again
+ * counting (3 in 4)  s, s+d, s+2d, ..., SEP        start s and stride d in {1, 2} drawn, 4..16
+ *                                                   terms, wrapping inside the content range
+ * copying (1 in 4)   x1 .. xk, COPY, x1 .. xk, SEP k in 2..6 random tokens, then the same again
  * </pre>
  *
  * {@code SEP} is token 0 and {@code COPY} token 1. After a segment's first tokens, a counting run is
@@ -101,15 +101,15 @@ public final class TokenTask {
         int content = config.vocab() - 2;
         int n = 0;
         while (n < row.length) {
-            if (rng.nextInt(2) == 0) {
+            if (rng.nextInt(4) != 0) {
                 int s = rng.nextInt(content);
-                int d = rng.nextInt(1, 3);
+                int d = rng.nextInt(1, 2);
                 int len = rng.nextInt(4, 16);
                 for (int j = 0; j < len && n < row.length; j++) {
                     row[n++] = 2 + (int) ((s + (long) j * d) % content);
                 }
             } else {
-                int k = rng.nextInt(2, 8);
+                int k = rng.nextInt(2, 6);
                 int start = n;
                 for (int j = 0; j < k && n < row.length; j++) {
                     row[n++] = 2 + rng.nextInt(content);
