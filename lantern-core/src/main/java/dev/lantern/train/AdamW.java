@@ -189,9 +189,21 @@ public final class AdamW implements Optimizer {
         }
         long step = state.longValue("step");
         double savedLr = state.doubleValue("lr");
-        for (int i = 0; i < expAvg.length; i++) {
-            state.copyInto("exp_avg." + params().get(i).name(), expAvg[i]);
-            state.copyInto("exp_avg_sq." + params().get(i).name(), expAvgSq[i]);
+        if (step < 0 || !(savedLr >= 0)) {
+            throw new TrainStateException("optimizer state has step " + step + " and learning rate " + savedLr);
+        }
+        // check every tensor first: a bad checkpoint leaves the optimizer as it was
+        for (int pass = 0; pass < 2; pass++) {
+            for (int i = 0; i < expAvg.length; i++) {
+                String name = params().get(i).name();
+                if (pass == 0) {
+                    state.checkTensor("exp_avg." + name, expAvg[i]);
+                    state.checkTensor("exp_avg_sq." + name, expAvgSq[i]);
+                } else {
+                    state.copyInto("exp_avg." + name, expAvg[i]);
+                    state.copyInto("exp_avg_sq." + name, expAvgSq[i]);
+                }
+            }
         }
         steps = step;
         setLr(savedLr);

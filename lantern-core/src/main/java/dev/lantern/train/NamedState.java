@@ -118,14 +118,23 @@ public record NamedState(Map<String, Tensor> tensors, Map<String, String> metada
     }
 
     /**
+     * Checks that the saved tensor {@code name} exists with {@code like}'s dtype and shape, so that
+     * a load can check everything before it overwrites anything.
+     */
+    public void checkTensor(String name, Tensor like) {
+        Tensor t = tensor(name);
+        if (t.dtype() != like.dtype() || !t.shape().equals(like.shape())) {
+            throw new TrainStateException("state tensor " + name + " is " + t.type() + ", expected " + like.type());
+        }
+    }
+
+    /**
      * Copies the saved tensor {@code name} into {@code into}, which must have its dtype and shape:
      * how a load writes a checkpoint's bytes into live buffers.
      */
     public void copyInto(String name, Tensor into) {
+        checkTensor(name, into);
         Tensor t = tensor(name);
-        if (t.dtype() != into.dtype() || !t.shape().equals(into.shape())) {
-            throw new TrainStateException("state tensor " + name + " is " + t.type() + ", expected " + into.type());
-        }
         long bytes = into.numel() * into.dtype().bytes();
         into.segment().asSlice(0, bytes).copyFrom(t.segment().asSlice(0, bytes));
     }

@@ -177,6 +177,15 @@ public final class Sgd implements Optimizer {
         }
         long step = state.longValue("step");
         double savedLr = state.doubleValue("lr");
+        if (step < 0 || !(savedLr >= 0)) {
+            throw new TrainStateException("optimizer state has step " + step + " and learning rate " + savedLr);
+        }
+        // check every tensor first: a bad checkpoint leaves the optimizer as it was
+        for (int i = 0; i < buffers.length; i++) {
+            if (buffers[i] != null) {
+                state.checkTensor("momentum_buffer." + params().get(i).name(), buffers[i]);
+            }
+        }
         for (int i = 0; i < buffers.length; i++) {
             if (buffers[i] != null) {
                 state.copyInto("momentum_buffer." + params().get(i).name(), buffers[i]);

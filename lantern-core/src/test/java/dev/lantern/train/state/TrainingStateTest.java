@@ -173,8 +173,16 @@ class TrainingStateTest {
         Map<String, Tensor> wrong = new HashMap<>(n.tensors());
         wrong.put("optim.exp_avg.head", Tensor.allocate(DType.F32, Shape.of(3)));
         TrainingState bad = TrainingState.fromNamedState(new NamedState(wrong, n.metadata()));
-        TrainStateException e = assertThrows(TrainStateException.class, () -> bad.restore(new Run(false).opt, new DynamicLossScaler(SCALER)));
+        Run target = new Run(false);
+        target.train(3);
+        long stepsBefore = target.opt.steps();
+        assertTrue(stepsBefore > 0, "the moments must hold something to be overwritten");
+        Tensor embedBefore = target.opt.state().tensor("exp_avg.embed").cast(DType.F32);
+        TrainStateException e = assertThrows(TrainStateException.class, () -> bad.restore(target.opt, target.scaler));
         assertTrue(e.getMessage().contains("exp_avg.head"), e.getMessage());
+        // checked before anything is copied: the first parameter's moment is untouched
+        assertTrue(TrainFixtures.sameBits(embedBefore, target.opt.state().tensor("exp_avg.embed")));
+        assertEquals(stepsBefore, target.opt.steps());
         assertThrows(TrainStateException.class, () -> s.restore(new Run(true).opt, new DynamicLossScaler(SCALER)));
         assertThrows(TrainStateException.class, () -> s.restore(new Run(false).opt, null));
     }
