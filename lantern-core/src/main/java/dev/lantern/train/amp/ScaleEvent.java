@@ -9,6 +9,13 @@ package dev.lantern.train.amp;
  * @param scale the scale after the change
  */
 public record ScaleEvent(long step, Kind kind, float scale) {
+    /** Checks the ranges: updates count from 1, a scale is positive and finite. */
+    public ScaleEvent {
+        if (step < 1 || kind == null || !(scale > 0) || !Float.isFinite(scale)) {
+            throw new IllegalArgumentException("invalid scale event " + step + ":" + kind + ":" + scale);
+        }
+    }
+
     /** Why the scale changed. */
     public enum Kind {
         /** {@code growthInterval} clean steps in a row: multiplied by the growth factor. */

@@ -25,8 +25,16 @@ import java.util.Map;
 public record ScalerState(float scale, int growthTracker, long steps, long overflows, long skippedSteps,
                           int consecutiveOverflows, long streakFirstStep, List<String> streakFirstTensors,
                           List<ScaleEvent> history) {
-    /** Copies the lists. */
+    /** Checks the ranges (a checkpoint is outside input) and copies the lists. */
     public ScalerState {
+        if (!(scale > 0) || !Float.isFinite(scale)) {
+            throw new IllegalArgumentException("scale must be positive and finite, got " + scale);
+        }
+        if (growthTracker < 0 || steps < 0 || overflows < 0 || skippedSteps < 0 || consecutiveOverflows < 0
+                || streakFirstStep < 0 || overflows > steps || consecutiveOverflows > overflows) {
+            throw new IllegalArgumentException("inconsistent counters: steps " + steps + ", overflows " + overflows
+                    + ", skipped " + skippedSteps + ", in a row " + consecutiveOverflows + ", growth tracker " + growthTracker);
+        }
         streakFirstTensors = List.copyOf(streakFirstTensors);
         history = List.copyOf(history);
     }

@@ -77,9 +77,14 @@ public record TrainingState(long step, NamedState optimizer, ScalerState scaler,
             throw new TrainStateException("training state version " + s.string("train.version") + " is not " + VERSION);
         }
         boolean hasScaler = s.metadata().keySet().stream().anyMatch(k -> k.startsWith("scaler."));
-        return new TrainingState(s.longValue("train.step"), s.under("optim."),
+        long step = s.longValue("train.step");
+        long position = s.longValue("data.position");
+        if (step < 0 || position < 0) {
+            throw new TrainStateException("training state has step " + step + " and data position " + position);
+        }
+        return new TrainingState(step, s.under("optim."),
                 hasScaler ? ScalerState.fromNamedState(s.under("scaler.")) : null, s.longValue("rng.state"),
-                new TokenTaskState(s.longValue("data.position"), s.longValue("data.rng_state")));
+                new TokenTaskState(position, s.longValue("data.rng_state")));
     }
 
     /** Adds the state's tensors and metadata to a checkpoint being written. */
