@@ -25,11 +25,11 @@ final class BenchCommand {
         if (!argv.isEmpty() && argv.getFirst().equals("cpu")) {
             return CpuBenchCommand.run(argv.subList(1, argv.size()), out, err); // its own options, no GPU
         }
-        Args a = Args.parse("bench", argv, Set.of("json", "no-tune"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq"));
+        Args a = Args.parse("bench", argv, Set.of("json", "no-tune", "deterministic"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq"));
         List<String> what = a.positional();
         if (what.size() != 1 || !(what.getFirst().equals("macro") || what.getFirst().equals("micro") || what.getFirst().equals("model"))) {
             throw new UsageException("bench: expected 'macro --config NAME|--shape B,S,H,N,M', 'micro' or 'model --model DIR|MODEL.onnx "
-                    + "--batch B --seq S' [--device cuda] [--json], or 'cpu --config NAME|--shape B,S,H,N,M|--model MODEL.onnx|DIR' [--threads N] [--json]");
+                    + "--batch B --seq S' [--device cuda] [--deterministic] [--json], or 'cpu --config NAME|--shape B,S,H,N,M|--model MODEL.onnx|DIR' [--threads N] [--json]");
         }
         if (what.getFirst().equals("model")) {
             return model(a, out, err);
@@ -54,6 +54,9 @@ final class BenchCommand {
                 }
             }
         } else {
+            if (a.flag("deterministic")) {
+                throw new UsageException("bench: --deterministic applies to bench macro and bench model; bench micro times kernels alone");
+            }
             for (String macroOnly : List.of("config", "shape", "seed")) {
                 if (a.get(macroOnly, null) != null) {
                     throw new UsageException("bench: --" + macroOnly + " applies to bench macro only; bench micro runs fixed cases");
@@ -70,7 +73,7 @@ final class BenchCommand {
         TuneCache tune = a.flag("no-tune") ? TuneCache.none() : new TuneCache(TuneCache.defaultFile());
         long seed = a.getLong("bench", "seed", 42);
         try (CudaDevice dev = CudaDevice.open(0)) {
-            CudaBench bench = new CudaBench(dev, emit, progress, tune);
+            CudaBench bench = new CudaBench(dev, emit, progress, tune).deterministic(a.flag("deterministic"));
             if (configs.isEmpty()) {
                 bench.micro();
             } else {
@@ -100,7 +103,7 @@ final class BenchCommand {
         Consumer<String> progress = System.console() != null ? m -> err.println("[bench] " + m) : m -> { };
         TuneCache tune = a.flag("no-tune") ? TuneCache.none() : new TuneCache(TuneCache.defaultFile());
         try (CudaDevice dev = CudaDevice.open(0)) {
-            new CudaBench(dev, emit, progress, tune).model(java.nio.file.Path.of(dir), batch, seq, a.getLong("bench", "seed", 42));
+            new CudaBench(dev, emit, progress, tune).deterministic(a.flag("deterministic")).model(java.nio.file.Path.of(dir), batch, seq, a.getLong("bench", "seed", 42));
         }
         return 0;
     }

@@ -96,7 +96,8 @@ final class HfRunCommand {
         }
         long t0 = System.nanoTime();
         Graph g = model.graph(batch, seq);
-        Program program = Lantern.compile(g, CompileOptions.defaults().withAmp(amp).withTarget(device.target()));
+        Program program = Lantern.compile(g, CompileOptions.defaults().withAmp(amp).withTarget(device.target())
+                .withDeterministic(a.flag("deterministic")));
         double compileMs = (System.nanoTime() - t0) / 1e6;
         Map<String, Tensor> random = program.randomInputs(seed + 1);
         Map<String, Tensor> inputs = new LinkedHashMap<>();

@@ -30,7 +30,7 @@ public final class Main {
               run      run an IR graph or an ONNX model on a device; print each output's shape,
                        dtype, checksum and the median time   FILE.ir|MODEL.onnx [--device auto|cpu|cuda:N]
                        [--weights W] [--input NAME=FILE.npy] [--amp bf16] [--mode eager|compiled|graph]
-                       [--seed N] [--runs N] [--out DIR] [--json]; ONNX: [--tokens 1,2,3 | --batch B
+                       [--seed N] [--runs N] [--out DIR] [--deterministic] [--json]; ONNX: [--tokens 1,2,3 | --batch B
                        --seq S [--vocab V]] [--shape NAME=d0,d1,...]
               compile  print one stage of a graph's compilation (steps and cuda: for the H200, no GPU
                        needed)   FILE.ir|MODEL.onnx --emit ir|kernels|plan|cuda|steps [--device cpu|cuda]
@@ -40,7 +40,10 @@ public final class Main {
               doctor   the JDK, the CPU's vector width, the CUDA libraries found and the GPUs
               soak     allocator soak: --seconds N --device sim|cuda [--seed N] [--json]
               bench    benchmarks: macro --config NAME|--shape B,S,H,N,M[,encoder] | micro
-                       [--device cuda] [--json]
+                       [--device cuda] [--deterministic] [--json]
+              determinism  run one forward in N separate JVMs and compare graph hash, kernel keys,
+                       autotune choices and outputs   --runs N --config NAME|--shape ...|--model FILE
+                       [--device cpu|cuda] [--deterministic] [--threads 1,2] [--json]
 
             Every command takes --verbose (stack traces on errors).
             Exit codes: 0 done, 1 bad input or a failed check, 2 bad command line or no such device,
@@ -65,6 +68,8 @@ public final class Main {
         m.put("doctor", (a, out, err, v) -> DoctorCommand.run(a, out));
         m.put("soak", (a, out, err, v) -> SoakCommandLine.run(a, out, err));
         m.put("bench", (a, out, err, v) -> BenchCommand.run(a, out, err));
+        m.put("determinism", (a, out, err, v) -> DeterminismCommand.run(a, out, err));
+        m.put("determinism-run", (a, out, err, v) -> DeterminismRun.run(a, out)); // hidden: one run of determinism, in its own JVM
         m.put("test", (a, out, err, v) -> {
             err.println("lantern test: run it through the ./lantern script (it runs ./mvnw -B verify)");
             return ExitStatus.USAGE;

@@ -76,7 +76,8 @@ final class OnnxRunCommand {
         }
         Path outDir = a.get("out", null) == null ? null : RunCommand.outDir(Path.of(a.get("out", null)));
 
-        CompileOptions options = CompileOptions.defaults().withAmp(amp).withTarget(device.target());
+        CompileOptions options = CompileOptions.defaults().withAmp(amp).withTarget(device.target())
+                .withDeterministic(a.flag("deterministic"));
         OnnxModel model = OnnxModel.open(Path.of(file), options);
         OnnxInput ids = OnnxInputs.ids(model);
         Map<String, Tensor> given = new LinkedHashMap<>();

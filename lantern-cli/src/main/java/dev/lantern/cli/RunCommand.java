@@ -36,7 +36,7 @@ import java.util.Set;
 final class RunCommand {
     static final String USAGE = "run FILE.ir [--device auto|cpu|cuda|cuda:N] [--weights W.safetensors|DIR] "
             + "[--input NAME=FILE.npy ...] [--amp none|bf16|f16] [--mode eager|compiled|graph] [--seed N] [--runs N] "
-            + "[--out DIR] [--json]  |  run " + OnnxRunCommand.USAGE
+            + "[--out DIR] [--deterministic] [--json]  |  run " + OnnxRunCommand.USAGE
             + "  |  run MODEL_DIR [--tokens 1,2,3 | --batch B --seq S | --input input_ids=FILE.npy] (config.json + safetensors)";
 
     /** Forwards before the timed ones: at least this many, and more for up to {@link #WARMUP_NANOS} (at most 1000). */
@@ -50,7 +50,7 @@ final class RunCommand {
         RepeatedOptions repeated = RepeatedOptions.take("run", argv, Set.of("input", "shape"));
         Set<String> valued = new java.util.HashSet<>(Set.of("device", "weights", "amp", "mode", "seed", "runs", "out"));
         valued.addAll(OnnxRunCommand.OPTIONS);
-        Args a = Args.parse("run", repeated.rest(), Set.of("json"), valued);
+        Args a = Args.parse("run", repeated.rest(), Set.of("json", "deterministic"), valued);
         if (a.positional().size() != 1) {
             throw new UsageException("run: expected one FILE.ir" + (a.positional().isEmpty() ? "" : ", found "
                     + a.positional().size() + " arguments") + " (usage: lantern " + USAGE + ")");
@@ -80,7 +80,8 @@ final class RunCommand {
         }
 
         Graph g = GraphFile.read(file);
-        Program program = Lantern.compile(g, CompileOptions.defaults().withAmp(amp).withTarget(device.target()));
+        Program program = Lantern.compile(g, CompileOptions.defaults().withAmp(amp).withTarget(device.target())
+                .withDeterministic(a.flag("deterministic")));
         for (String name : inputFiles.keySet()) {
             if (!program.inputNames().contains(name)) {
                 throw new UsageException("run: --input " + name + "=...: " + file + " has no input named '" + name
@@ -117,6 +118,7 @@ final class RunCommand {
             r.put("device", device.toString());
             r.put("mode", mode.name().toLowerCase(java.util.Locale.ROOT));
             r.put("amp", amp.name().toLowerCase(java.util.Locale.ROOT));
+            r.put("deterministic", a.flag("deterministic"));
             r.put("seed", seed);
             r.put("weights", a.get("weights", "random"));
             r.put("inputs_from_files", List.copyOf(inputFiles.keySet()));

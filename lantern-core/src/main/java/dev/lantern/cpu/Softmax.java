@@ -1,6 +1,7 @@
 package dev.lantern.cpu;
 
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 
 import static dev.lantern.cpu.CpuConfig.F;
 
@@ -27,11 +28,20 @@ public final class Softmax {
 
     /** row[0..n) = softmax(scale·row[0..n)) in place. */
     static void softmaxRow(float[] row, int n, float scale) {
-        float max = Rows.max(row, n) * scale;
+        softmaxRow(row, 0, n, scale);
+    }
+
+    /**
+     * a[off..off+n) = softmax(scale·a[off..off+n)) in place, for kernels outside this package
+     * (the CPU attention's score rows). Exp from {@link VMath} and sums in lane order, so that the
+     * bits depend neither on the JIT tier nor on the thread that runs the row.
+     */
+    public static void softmaxRow(float[] row, int off, int n, float scale) {
+        float max = max(row, off, n) * scale;
         if (scale < 0) {
             max = Float.NEGATIVE_INFINITY;
             for (int j = 0; j < n; j++) {
-                max = Math.max(max, row[j] * scale);
+                max = Math.max(max, row[off + j] * scale);
             }
         }
         int i = 0;
@@ -39,16 +49,40 @@ public final class Softmax {
         if (CpuConfig.VECTOR) {
             FloatVector acc = FloatVector.zero(F);
             for (int bound = F.loopBound(n); i < bound; i += F.length()) {
-                FloatVector e = VMath.exp(FloatVector.fromArray(F, row, i).mul(scale).sub(max));
-                e.intoArray(row, i);
+                FloatVector e = VMath.exp(FloatVector.fromArray(F, row, off + i).mul(scale).sub(max));
+                e.intoArray(row, off + i);
                 acc = acc.add(e);
             }
             sum = Rows.hsum(acc);
         }
         for (; i < n; i++) {
-            row[i] = VMath.exp(row[i] * scale - max);
-            sum += row[i];
+            row[off + i] = VMath.exp(row[off + i] * scale - max);
+            sum += row[off + i];
         }
-        Rows.affine(row, 0f, 1f / sum, null, null, n);
+        float inv = 1f / sum;
+        i = 0;
+        for (int bound = CpuConfig.vectorBound(n); i < bound; i += F.length()) {
+            FloatVector.fromArray(F, row, off + i).mul(inv).intoArray(row, off + i);
+        }
+        for (; i < n; i++) {
+            row[off + i] *= inv;
+        }
+    }
+
+    /** The largest of a[off..off+n): max is exact, so any lane order gives the same bits. */
+    private static float max(float[] a, int off, int n) {
+        int i = 0;
+        float m = Float.NEGATIVE_INFINITY;
+        if (CpuConfig.VECTOR) {
+            FloatVector acc = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+            for (int bound = F.loopBound(n); i < bound; i += F.length()) {
+                acc = acc.max(FloatVector.fromArray(F, a, off + i));
+            }
+            m = acc.reduceLanes(VectorOperators.MAX);
+        }
+        for (; i < n; i++) {
+            m = Math.max(m, a[off + i]);
+        }
+        return m;
     }
 }

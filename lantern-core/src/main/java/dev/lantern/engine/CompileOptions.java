@@ -21,9 +21,13 @@ import dev.lantern.ir.LanternException;
  * @param lowOutputs    under AMP, graph outputs that a low-precision op computes stay in that dtype
  *                      (bf16 logits, as torch.autocast and a bf16 model return them: half the
  *                      bytes of f32) instead of being cast back to f32
+ * @param deterministic strict determinism mode (docs/determinism.md): every reduction in a fixed
+ *                      order whatever the core count, no atomics in reductions (a kernel that needs
+ *                      them is refused with a typed error naming it), cuBLASLt algorithms without
+ *                      split-K, autotune choices recorded and replayed; part of {@link #hash()} when on
  */
 public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach,
-                             BackendChoices choices, boolean lowOutputs) {
+                             BackendChoices choices, boolean lowOutputs, boolean deterministic) {
     public enum Amp {
         NONE, BF16, F16;
 
@@ -48,12 +52,18 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
 
     /** The options without backend choices: {@link BackendChoices#defaults()}. */
     public CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach) {
-        this(amp, target, fuse, dumpAfterEach, verifyEach, BackendChoices.defaults(), false);
+        this(amp, target, fuse, dumpAfterEach, verifyEach, BackendChoices.defaults(), false, false);
     }
 
     /** The options with f32 outputs under AMP. */
     public CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach, BackendChoices choices) {
-        this(amp, target, fuse, dumpAfterEach, verifyEach, choices, false);
+        this(amp, target, fuse, dumpAfterEach, verifyEach, choices, false, false);
+    }
+
+    /** The options outside strict determinism mode (the component list before {@link #deterministic()} existed). */
+    public CompileOptions(Amp amp, String target, boolean fuse, boolean dumpAfterEach, boolean verifyEach,
+                          BackendChoices choices, boolean lowOutputs) {
+        this(amp, target, fuse, dumpAfterEach, verifyEach, choices, lowOutputs, false);
     }
 
     public CompileOptions {
@@ -68,29 +78,34 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
     }
 
     public CompileOptions withAmp(Amp a) {
-        return new CompileOptions(a, target, fuse, dumpAfterEach, verifyEach, choices, lowOutputs);
+        return new CompileOptions(a, target, fuse, dumpAfterEach, verifyEach, choices, lowOutputs, deterministic);
     }
 
     public CompileOptions withDumpAfterEach(boolean d) {
-        return new CompileOptions(amp, target, fuse, d, verifyEach, choices, lowOutputs);
+        return new CompileOptions(amp, target, fuse, d, verifyEach, choices, lowOutputs, deterministic);
     }
 
     public CompileOptions withTarget(String t) {
-        return new CompileOptions(amp, t, fuse, dumpAfterEach, verifyEach, choices, lowOutputs);
+        return new CompileOptions(amp, t, fuse, dumpAfterEach, verifyEach, choices, lowOutputs, deterministic);
     }
 
     /** Without fusion: one kernel per primitive op (the eager baseline). */
     public CompileOptions withFuse(boolean f) {
-        return new CompileOptions(amp, target, f, dumpAfterEach, verifyEach, choices, lowOutputs);
+        return new CompileOptions(amp, target, f, dumpAfterEach, verifyEach, choices, lowOutputs, deterministic);
     }
 
     public CompileOptions withChoices(BackendChoices c) {
-        return new CompileOptions(amp, target, fuse, dumpAfterEach, verifyEach, c, lowOutputs);
+        return new CompileOptions(amp, target, fuse, dumpAfterEach, verifyEach, c, lowOutputs, deterministic);
     }
 
     /** With AMP's low-precision outputs kept low ({@link #lowOutputs()}). */
     public CompileOptions withLowOutputs(boolean low) {
-        return new CompileOptions(amp, target, fuse, dumpAfterEach, verifyEach, choices, low);
+        return new CompileOptions(amp, target, fuse, dumpAfterEach, verifyEach, choices, low, deterministic);
+    }
+
+    /** In strict determinism mode or not ({@link #deterministic()}). */
+    public CompileOptions withDeterministic(boolean d) {
+        return new CompileOptions(amp, target, fuse, dumpAfterEach, verifyEach, choices, lowOutputs, d);
     }
 
     /** The kernel target these options describe kernels for. */
@@ -101,7 +116,9 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
     /** SHA-256 of the fields that change the compiled result (dumping does not). */
     public String hash() {
         return GraphHash.sha256("amp=" + amp + ";target=" + target + (fuse ? "" : ";fuse=false") + choices.keyText()
-                + (lowOutputs && amp != Amp.NONE ? ";lowOutputs" : ""));
+                + (lowOutputs && amp != Amp.NONE ? ";lowOutputs" : "")
+                // only when on: every cache key of a non-strict compile stays as it was
+                + (deterministic ? ";deterministic" : ""));
     }
 
     /** As a record prints, with the choices only when they are not the defaults (dumps stay as they were). */
@@ -109,6 +126,6 @@ public record CompileOptions(Amp amp, String target, boolean fuse, boolean dumpA
     public String toString() {
         return "CompileOptions[amp=" + amp + ", target=" + target + ", fuse=" + fuse + ", dumpAfterEach=" + dumpAfterEach
                 + ", verifyEach=" + verifyEach + (choices.equals(BackendChoices.defaults()) ? "" : ", choices=" + choices)
-                + (lowOutputs ? ", lowOutputs=true" : "") + "]";
+                + (lowOutputs ? ", lowOutputs=true" : "") + (deterministic ? ", deterministic=true" : "") + "]";
     }
 }

@@ -40,6 +40,7 @@ public final class CudaBench {
     private final Consumer<String> emit;
     private final Consumer<String> progress;
     private final TuneCache tune;
+    private boolean deterministic;
 
     /**
      * Untimed forwards before each mode's timing, compiled, graph replay and eager alike (the demo
@@ -52,6 +53,23 @@ public final class CudaBench {
         this.emit = emit;
         this.progress = progress;
         this.tune = tune;
+    }
+
+    /** Strict determinism mode for the blocks and models benchmarked from now on (its cost is what bench measures then). */
+    public CudaBench deterministic(boolean on) {
+        this.deterministic = on;
+        return this;
+    }
+
+    boolean deterministic() {
+        return deterministic;
+    }
+
+    /** {@code graph} compiled for cuda (fused for a compiled session) in this bench's determinism mode, opened. */
+    private CudaSession open(dev.lantern.ir.Graph graph, Map<String, Tensor> params, CudaSession.Options options) {
+        dev.lantern.engine.CompileOptions co = dev.lantern.engine.CompileOptions.defaults().withTarget("cuda")
+                .withFuse(options.mode() == CudaSession.Mode.COMPILED).withDeterministic(deterministic);
+        return CudaSession.open(device, dev.lantern.engine.Compiler.compile(graph, co), params, options);
     }
 
     // ------------------------------------------------------------------ macro
@@ -84,13 +102,13 @@ public final class CudaBench {
         Map<String, Tensor> inputs = big ? null : Feeds.inputs(model.graph(), seed);
         Map<String, Object> common = new LinkedHashMap<>();
         progress.accept("macro " + cfg.name() + ": compiling");
-        try (CudaSession s = CudaSession.open(device, model.graph(), params, CudaSession.Options.compiled().withAutotune(tune));
-             CudaSession e = CudaSession.open(device, model.graph(), params, CudaSession.Options.eager())) {
+        try (CudaSession s = open(model.graph(), params, CudaSession.Options.compiled().withAutotune(tune));
+             CudaSession e = open(model.graph(), params, CudaSession.Options.eager())) {
             setInputs(s, inputs, seed);
             setInputs(e, inputs, seed);
             progress.accept("macro " + cfg.name() + ": autotuning");
             s.autotune();
-            try (CudaSession gs = CudaSession.open(device, model.graph(), params,
+            try (CudaSession gs = open(model.graph(), params,
                     CudaSession.Options.compiled().withPolicy(GraphPolicy.PREFER).withAutotune(tune))) {
                 setInputs(gs, inputs, seed);
                 double[] compiled = new double[rounds];
@@ -190,6 +208,9 @@ public final class CudaBench {
         b.append("{\"case\": \"").append(name).append("\", \"impl\": \"").append(impl).append("\", ");
         b.append(String.format(Locale.ROOT, "\"ms\": %.4f, \"%s\": %.1f, \"peak_mib\": %d", ms, rateKey, rate,
                 Math.round(peakBytes / 1048576.0)));
+        if (deterministic) {
+            b.append(", \"deterministic\": true");
+        }
         for (Map.Entry<String, Object> e : extra.entrySet()) {
             Object v = e.getValue();
             b.append(", \"").append(e.getKey()).append("\": ")

@@ -31,7 +31,8 @@ final class ModelBench {
 
     static void run(CudaBench bench, CudaDevice device, Path dir, int batch, int seq, long seed, Consumer<String> progress) {
         // logits in bf16, as the bf16 transformers model PyTorch is timed with returns them (half the bytes of f32)
-        CompileOptions options = CompileOptions.defaults().withTarget("cuda").withAmp(CompileOptions.Amp.BF16).withLowOutputs(true);
+        CompileOptions options = CompileOptions.defaults().withTarget("cuda").withAmp(CompileOptions.Amp.BF16).withLowOutputs(true)
+                .withDeterministic(bench.deterministic());
         progress.accept("model " + dir.getFileName() + ": compiling");
         boolean onnx = dir.getFileName().toString().endsWith(".onnx");
         Graph g;

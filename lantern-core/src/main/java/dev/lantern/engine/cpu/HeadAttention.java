@@ -5,9 +5,6 @@ import dev.lantern.cpu.GemmEpilogue;
 import dev.lantern.cpu.Parallel;
 import dev.lantern.cpu.View;
 import dev.lantern.ir.DType;
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
 
@@ -24,7 +21,6 @@ import java.lang.foreign.MemorySegment;
 public final class HeadAttention {
     private HeadAttention() {}
 
-    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final ThreadLocal<float[][]> SCRATCH = ThreadLocal.withInitial(() -> new float[3][0]);
 
     /** q (B, H, S, D), k (B, HK, T, D), v (B, HK, T, E) (H % HK == 0: head i reads K/V head i / (H / HK)), out (B, H, S, E) as views; cos/sin tables (max(S,T), D/2) or null. */
@@ -107,36 +103,15 @@ public final class HeadAttention {
         return Gemm.Matrix.rowMajor(MemorySegment.ofArray(dst), DType.F32, 0, d);
     }
 
-    /** Row [off, off+n) of the scores: softmax over the first {@code valid} entries, zeros after (the causal mask). */
+    /**
+     * Row [off, off+n) of the scores: softmax over the first {@code valid} entries, zeros after (the
+     * causal mask). NOTE: through {@link dev.lantern.cpu.Softmax#softmaxRow}, not
+     * {@code lanewise(EXP)} and {@code reduceLanes(ADD)}: those gave bits that changed with the JIT
+     * tier (SVML in C2, Math.exp per lane before it; the lane sum's order unspecified), so a cold
+     * and a warm forward of the same graph differed (docs/determinism.md).
+     */
     private static void softmaxRow(float[] a, int off, int valid, int n) {
-        float max = Float.NEGATIVE_INFINITY;
-        int i = 0;
-        for (int bound = F.loopBound(valid); i < bound; i += F.length()) {
-            max = Math.max(max, FloatVector.fromArray(F, a, off + i).reduceLanes(VectorOperators.MAX));
-        }
-        for (; i < valid; i++) {
-            max = Math.max(max, a[off + i]);
-        }
-        float sum = 0;
-        i = 0;
-        for (int bound = F.loopBound(valid); i < bound; i += F.length()) {
-            FloatVector ex = FloatVector.fromArray(F, a, off + i).sub(max).lanewise(VectorOperators.EXP);
-            ex.intoArray(a, off + i);
-            sum += ex.reduceLanes(VectorOperators.ADD);
-        }
-        for (; i < valid; i++) {
-            float ex = (float) Math.exp(a[off + i] - max);
-            a[off + i] = ex;
-            sum += ex;
-        }
-        float inv = 1f / sum;
-        i = 0;
-        for (int bound = F.loopBound(valid); i < bound; i += F.length()) {
-            FloatVector.fromArray(F, a, off + i).mul(inv).intoArray(a, off + i);
-        }
-        for (; i < valid; i++) {
-            a[off + i] *= inv;
-        }
+        dev.lantern.cpu.Softmax.softmaxRow(a, off, valid, 1f);
         java.util.Arrays.fill(a, off + valid, off + n, 0f);
     }
 

@@ -34,7 +34,7 @@ public final class CublasLtGemm implements AutoCloseable {
     private boolean closed;
 
     private CublasLtGemm(CudaDevice device, CublasLt lt, ContextHealth generation, long handle, GemmSpec s,
-                         long maxWorkspaceBytes, int requested) {
+                         long maxWorkspaceBytes, int requested, boolean deterministic) {
         this.device = device;
         this.lt = lt;
         this.generation = generation;
@@ -59,7 +59,15 @@ public final class CublasLtGemm implements AutoCloseable {
         long pref = lt.preferenceCreate();
         try {
             lt.preferenceSetLong(pref, CublasLt.PREF_MAX_WORKSPACE_BYTES, maxWorkspaceBytes);
-            candidates = lt.algoGetHeuristic(handle, desc, aLayout, bLayout, cLayout, dLayout, pref, requested);
+            if (deterministic) {
+                // strict mode: only algorithms that reduce over K inside one CTA (no split-K, whose
+                // partial sums are combined in an order the launch does not fix)
+                lt.preferenceSetInt(pref, CublasLt.PREF_REDUCTION_SCHEME_MASK, 0);
+            }
+            List<CublasLt.Heuristic> found = lt.algoGetHeuristic(handle, desc, aLayout, bLayout, cLayout, dLayout, pref, requested);
+            // and checked per algo, so that a heuristic that ignored the mask cannot slip one through
+            candidates = deterministic ? found.stream().filter(h -> lt.algoConfig(h.algo(), CublasLt.ALGO_CONFIG_SPLITK_NUM) <= 1).toList()
+                    : found;
         } finally {
             lt.preferenceDestroy(pref);
         }
@@ -80,8 +88,18 @@ public final class CublasLtGemm implements AutoCloseable {
      * that fit in {@code maxWorkspaceBytes}.
      */
     public static CublasLtGemm plan(CublasLtHandle handle, GemmSpec spec, long maxWorkspaceBytes, int requested) {
+        return plan(handle, spec, maxWorkspaceBytes, requested, false);
+    }
+
+    /**
+     * As {@link #plan(CublasLtHandle, GemmSpec, long, int)}; {@code deterministic} (strict mode)
+     * keeps only candidates without split-K (reduction scheme NONE, SPLITK_NUM ≤ 1). With no such
+     * candidate the list is empty and {@link #run} lets cuBLASLt choose, which is refused in
+     * strict mode by the caller.
+     */
+    public static CublasLtGemm plan(CublasLtHandle handle, GemmSpec spec, long maxWorkspaceBytes, int requested, boolean deterministic) {
         return new CublasLtGemm(handle.device(), handle.lt(), handle.generation(), handle.handle(), spec,
-                maxWorkspaceBytes, requested);
+                maxWorkspaceBytes, requested, deterministic);
     }
 
     public GemmSpec spec() {

@@ -47,6 +47,11 @@ public final class CublasLtHandle implements AutoCloseable {
         return CublasLtGemm.plan(this, spec, maxWorkspaceBytes, requested);
     }
 
+    /** Plans a GEMM, in strict determinism mode when {@code deterministic}; see {@link CublasLtGemm#plan(CublasLtHandle, GemmSpec, long, int, boolean)}. */
+    public CublasLtGemm plan(GemmSpec spec, long maxWorkspaceBytes, int requested, boolean deterministic) {
+        return CublasLtGemm.plan(this, spec, maxWorkspaceBytes, requested, deterministic);
+    }
+
     @Override
     public void close() {
         release.run();

@@ -59,6 +59,7 @@ public final class Autotuner {
     private final String gpu;
     private final CudaTarget base;
     private final int gemmCandidates;
+    private final boolean deterministic;
 
     /**
      * @param timer          how variants are timed (CUDA events on the session's stream)
@@ -66,11 +67,22 @@ public final class Autotuner {
      * @param gemmCandidates how many cuBLASLt candidates a GEMM may try (the options' {@code BackendChoices})
      */
     public Autotuner(KernelTimer timer, TuneCache cache, String gpu, CudaTarget base, int gemmCandidates) {
+        this(timer, cache, gpu, base, gemmCandidates, false);
+    }
+
+    /**
+     * As above; {@code deterministic}: strict mode, whose GEMM candidate lists hold only algorithms
+     * without split-K, so its GEMM choices are cached under their own keys ({@code .det}): an index
+     * means another algorithm there. The choices themselves are recorded in the cache as always and
+     * replayed from it (docs/determinism.md).
+     */
+    public Autotuner(KernelTimer timer, TuneCache cache, String gpu, CudaTarget base, int gemmCandidates, boolean deterministic) {
         this.timer = timer;
         this.cache = cache;
         this.gpu = gpu;
         this.base = base;
         this.gemmCandidates = gemmCandidates;
+        this.deterministic = deterministic;
     }
 
     /**
@@ -100,7 +112,7 @@ public final class Autotuner {
 
     /** Whether the tuned choice for GELU-epilogue GEMM {@code fused} is "plain GEMM, then GELU in place". */
     boolean splitGelu(GemmSpec fused) {
-        return "1".equals(cache.get(gemmKey(fused, gpu) + ".split"));
+        return "1".equals(cache.get(gemmKey(fused, gpu) + (deterministic ? ".det" : "") + ".split"));
     }
 
     /** The target to render {@code spec} for: the cached choice, or the session's default. */
@@ -183,7 +195,7 @@ public final class Autotuner {
             if (e != GemmSpec.Epilogue.GELU && e != GemmSpec.Epilogue.GELU_BIAS) {
                 continue;
             }
-            String key = gemmKey(g.spec(), gpu) + ".split";
+            String key = gemmKey(g.spec(), gpu) + (deterministic ? ".det" : "") + ".split";
             if (cache.get(key) == null && fusedMs < Double.MAX_VALUE) {
                 GemmSpec plainSpec = new GemmSpec(g.spec().m(), g.spec().n(), g.spec().k(), g.spec().batch(), g.spec().transA(),
                         g.spec().transB(), g.spec().abType(), g.spec().cdType(),
@@ -220,7 +232,7 @@ public final class Autotuner {
 
     /** Best candidate of one GEMM (cached index, else timed up to {@code gemmCandidates}); its median ms (MAX_VALUE when taken from the cache). */
     private double tuneOne(Step.Gemm g, StepRunner runner, Map<Step.GemmUse, Integer> choice) {
-        String key = useKey(g.use(), gpu);
+        String key = useKey(g.use(), gpu) + (deterministic ? ".det" : "");
         int n = Math.max(1, Math.min(gemmCandidates, runner.available(g.spec())));
         String cached = cache.get(key);
         if (cached != null || choice.containsKey(g.use())) {
@@ -294,7 +306,7 @@ public final class Autotuner {
     void applyCachedGemms(CudaLowering.Lowered lowered, StepRunner runner, Map<Step.GemmUse, Integer> choice) {
         for (Step s : lowered.steps()) {
             if (s instanceof Step.Gemm g && !choice.containsKey(g.use())) {
-                String cached = cache.get(useKey(g.use(), gpu));
+                String cached = cache.get(useKey(g.use(), gpu) + (deterministic ? ".det" : ""));
                 if (cached != null) {
                     int c = Integer.parseInt(cached);
                     choice.put(g.use(), c < runner.available(g.spec()) ? c : 0);

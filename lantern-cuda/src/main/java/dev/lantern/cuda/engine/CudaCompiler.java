@@ -6,6 +6,7 @@ import dev.lantern.cuda.codegen.KernelSpec;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.lower.CudaLowering;
 import dev.lantern.cuda.lower.Step;
+import dev.lantern.cuda.lower.StrictKernels;
 import dev.lantern.engine.CompiledModel;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -22,12 +23,16 @@ final class CudaCompiler implements AutoCloseable {
     private final KernelLoader kernels;
     private final GemmPlans gemms;
 
-    CudaCompiler(CudaDevice device, CudaTarget target, int gemmCandidates) {
+    private final boolean deterministic;
+
+    /** {@code deterministic}: strict mode (GEMMs without split-K, kernels with atomics refused). */
+    CudaCompiler(CudaDevice device, CudaTarget target, int gemmCandidates, boolean deterministic) {
         this.target = target;
+        this.deterministic = deterministic;
         this.kernels = new KernelLoader(device);
         GemmPlans g = null;
         try {
-            g = new GemmPlans(device, gemmCandidates);
+            g = new GemmPlans(device, gemmCandidates, deterministic);
         } finally {
             if (g == null) {
                 kernels.close();
@@ -48,7 +53,12 @@ final class CudaCompiler implements AutoCloseable {
         CudaLowering.Lowered lowered = CudaLowering.lower(model, target, tuned, splitGelu);
         for (Step s : lowered.steps()) {
             switch (s) {
-                case Step.Launch l -> kernels.load(l.source());
+                case Step.Launch l -> {
+                    if (deterministic) {
+                        StrictKernels.check(l.source()); // before NVRTC: a refused kernel costs no compile
+                    }
+                    kernels.load(l.source());
+                }
                 case Step.Gemm g -> gemms.plan(g.spec());
             }
         }

@@ -81,7 +81,8 @@ public final class CudaSession implements AutoCloseable {
         this.device = device;
         this.options = options;
         this.model = model;
-        this.compiler = new CudaCompiler(device, CudaTargets.of(device), model.options().choices().gemmCandidates());
+        this.compiler = new CudaCompiler(device, CudaTargets.of(device), model.options().choices().gemmCandidates(),
+                model.options().deterministic());
         CudaExecutor ex = null;
         try {
             Autotuner cached = tuner(null);
@@ -128,7 +129,7 @@ public final class CudaSession implements AutoCloseable {
             }
         };
         return new Autotuner(timer, options.tune(), device.target().name(), compiler.target(),
-                model.options().choices().gemmCandidates());
+                model.options().choices().gemmCandidates(), model.options().deterministic());
     }
 
     // ------------------------------------------------------------------ running

@@ -55,10 +55,13 @@ public final class CublasLt {
     public static final int ORDER_ROW = 1;
     // cublasLtMatmulPreferenceAttributes_t
     public static final int PREF_MAX_WORKSPACE_BYTES = 1;
+    /** uint32 mask of cublasLtReductionScheme_t bits allowed; 0 allows only REDUCTION_SCHEME_NONE (no split-K). */
+    public static final int PREF_REDUCTION_SCHEME_MASK = 3;
     // cublasLtMatmulAlgoConfigAttributes_t (all uint32 but INNER_SHAPE_ID and CLUSTER_SHAPE_ID, uint16)
     public static final int ALGO_CONFIG_ID = 0;
     public static final int ALGO_CONFIG_TILE_ID = 1;
     public static final int ALGO_CONFIG_SPLITK_NUM = 2;
+    public static final int ALGO_CONFIG_REDUCTION_SCHEME = 3;
     public static final int ALGO_CONFIG_CTA_SWIZZLING = 4;
     public static final int ALGO_CONFIG_STAGES_ID = 6;
     public static final int ALGO_CONFIG_INNER_SHAPE_ID = 7;
@@ -227,6 +230,11 @@ public final class CublasLt {
     /** MAX_WORKSPACE_BYTES is uint64. */
     public void preferenceSetLong(long pref, int attribute, long value) {
         setAttr(cublasLtMatmulPreferenceSetAttribute, pref, attribute, value, true);
+    }
+
+    /** REDUCTION_SCHEME_MASK is uint32. */
+    public void preferenceSetInt(long pref, int attribute, int value) {
+        setAttr(cublasLtMatmulPreferenceSetAttribute, pref, attribute, value, false);
     }
 
     public void preferenceDestroy(long pref) {
