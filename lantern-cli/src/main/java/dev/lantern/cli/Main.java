@@ -41,6 +41,10 @@ public final class Main {
               soak     allocator soak: --seconds N --device sim|cuda [--seed N] [--json]
               bench    benchmarks: macro --config NAME|--shape B,S,H,N,M[,encoder] | micro
                        [--device cuda] [--deterministic] [--json]
+              train    train a one-block language model on the generated next-token task (CPU)
+                       --config NAME|--shape B,S,H,N,M [--steps N] [--batch B] [--seq S] [--lr X]
+                       [--amp bf16|f16] [--seed N] [--threads N] [--deterministic]
+                       [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] [--json]
               determinism  run one forward in N separate JVMs and compare graph hash, kernel keys,
                        autotune choices and outputs   --runs N --config NAME|--shape ...|--model FILE
                        [--device cpu|cuda] [--deterministic] [--threads 1,2] [--json]
@@ -69,6 +73,7 @@ public final class Main {
         m.put("soak", (a, out, err, v) -> SoakCommandLine.run(a, out, err));
         m.put("bench", (a, out, err, v) -> BenchCommand.run(a, out, err));
         m.put("determinism", (a, out, err, v) -> DeterminismCommand.run(a, out, err));
+        m.put("train", (a, out, err, v) -> TrainCommand.run(a, out, err));
         m.put("determinism-run", (a, out, err, v) -> DeterminismRun.run(a, out)); // hidden: one run of determinism, in its own JVM
         m.put("test", (a, out, err, v) -> {
             err.println("lantern test: run it through the ./lantern script (it runs ./mvnw -B verify)");

@@ -31,6 +31,7 @@ public final class ProgressBar implements AutoCloseable {
     private final AtomicLong done = new AtomicLong();
     private long lastDrawNanos = Long.MIN_VALUE;
     private boolean closed;
+    private volatile String status = "";
 
     /**
      * @param total units of work, > 0 (an unknown total shows count and rate only: pass 0)
@@ -80,6 +81,11 @@ public final class ProgressBar implements AutoCloseable {
         return done.get();
     }
 
+    /** Text shown after the rate (a training run's loss, tokens/s and loss scale); drawn with the next update. */
+    public void status(String text) {
+        status = text == null ? "" : text;
+    }
+
     /** Draws the final state and ends the line. */
     @Override
     public void close() {
@@ -121,6 +127,9 @@ public final class ProgressBar implements AutoCloseable {
         sb.append("  ").append(compact(rate)).append(' ').append(unit).append("/s");
         if (total > 0 && rate > 0 && value < total) {
             sb.append("  ETA ").append(clockTime((long) Math.ceil((total - value) / rate)));
+        }
+        if (!status.isEmpty()) {
+            sb.append("  ").append(status);
         }
         return sb.toString();
     }

@@ -1,0 +1,164 @@
+package dev.lantern.cli;
+
+import dev.lantern.checkpoint.CheckpointStore;
+import dev.lantern.checkpoint.CorruptCheckpoint;
+import dev.lantern.cpu.CpuConfig;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.frontend.nn.BlockConfig;
+import dev.lantern.ir.LanternException;
+import dev.lantern.train.run.LanguageModel;
+import dev.lantern.train.run.StepResult;
+import dev.lantern.train.run.TrainOptions;
+import dev.lantern.train.run.Trainer;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code lantern train --config NAME | --shape B,S,H,N,M[,encoder] [--steps N] [--batch B] [--seq S]
+ * [--lr X] [--vocab V] [--amp none|bf16|f16] [--device cpu] [--seed N] [--threads N] [--deterministic]
+ * [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] [--json]}: trains a one-block
+ * language model on the generated next-token task (docs/training.md), with a progress bar on a
+ * terminal (loss, tokens/s, loss scale) and, with {@code --json}, one object at the end.
+ */
+final class TrainCommand {
+    static final String USAGE = "train --config NAME|--shape B,S,H,N,M[,encoder] [--steps N] [--batch B] [--seq S] [--lr X] [--vocab V]"
+            + " [--amp none|bf16|f16] [--device cpu] [--seed N] [--threads N] [--deterministic]"
+            + " [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] [--json]";
+
+    private TrainCommand() {}
+
+    static int run(java.util.List<String> argv, PrintStream out, PrintStream err) {
+        Args a = Args.parse("train", argv, Set.of("json", "resume", "deterministic"),
+                Set.of("config", "shape", "model", "steps", "batch", "seq", "lr", "vocab", "amp", "device", "seed", "threads",
+                        "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip"));
+        a.noPositional("train");
+        if (a.get("model", null) != null) {
+            throw new UsageException("train: --model (an imported ONNX model) is not trainable from the command line yet;"
+                    + " train a block with --config or --shape (" + USAGE + ")");
+        }
+        BlockConfig block = BlockOption.of("train", a.get("config", null), a.get("shape", null));
+        if (block == null) {
+            throw new UsageException("train: name the block with --config NAME or --shape B,S,H,N,M (" + USAGE + ")");
+        }
+        int batch = a.getInt("train", "batch", block.batch(), 1, 1 << 16);
+        int seq = a.getInt("train", "seq", block.seq(), 2, 1 << 20);
+        BlockConfig cfg = new BlockConfig(block.name(), batch, seq, block.hidden(), block.heads(), block.mlp(), block.decoder());
+        String device = a.get("device", "cpu");
+        if (!device.equals("cpu") && !device.equals("auto")) {
+            if (device.startsWith("cuda")) {
+                throw new LanternException("train: training runs on the CPU in this build: the CUDA backend has no kernels for the"
+                        + " backward ops yet (reduce_sum, softmax_grad, the norm and activation gradients, scatter_add,"
+                        + " cross_entropy); use --device cpu");
+            }
+            throw new UsageException("train: --device takes cpu (or auto), found '" + device + "'");
+        }
+        int steps = a.getInt("train", "steps", 200, 1, Integer.MAX_VALUE);
+        CompileOptions.Amp amp = UsageException.option("train", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
+        double lr = number(a, "lr", 3e-3);
+        TrainOptions o = new TrainOptions(a.getInt("train", "vocab", 64, 3, 1 << 24), lr, number(a, "weight-decay", 0.01),
+                number(a, "clip", 1.0), amp, a.getLong("train", "seed", 0), threads(a), a.flag("deterministic"));
+        Path ckptDir = a.get("checkpoint-dir", null) == null ? null : Path.of(a.get("checkpoint-dir", null));
+        int every = a.getInt("train", "checkpoint-every", 50, 1, Integer.MAX_VALUE);
+        int keep = a.getInt("train", "keep", 3, 1, 1 << 20);
+        if (ckptDir == null && (a.flag("resume") || a.get("checkpoint-every", null) != null || a.get("keep", null) != null)) {
+            throw new UsageException("train: --resume, --checkpoint-every and --keep need --checkpoint-dir D");
+        }
+
+        LanguageModel lm = LanguageModel.of(cfg, o.vocab(), o.seed());
+        Map<String, Object> json = new LinkedHashMap<>();
+        try (Trainer t = new Trainer(lm, o);
+             CheckpointStore store = ckptDir == null ? null : CheckpointStore.open(ckptDir, CheckpointStore.Options.defaults().withKeepLast(keep))) {
+            long resumedFrom = -1;
+            if (store != null && a.flag("resume") && !store.committedSteps().isEmpty()) {
+                CheckpointStore.Restored r = store.restoreLatest();
+                for (CorruptCheckpoint c : r.skipped()) {
+                    err.println("lantern train: skipped a corrupt checkpoint: " + c);
+                }
+                t.restore(r.checkpoint());
+                resumedFrom = r.checkpoint().step();
+            }
+            double first = Double.NaN;
+            double last = Double.NaN;
+            long nanos = 0;
+            long timed = 0;
+            try (ProgressBar bar = ProgressBar.forTerminal("train " + cfg.name(), steps, "steps")) {
+                bar.update(t.steps());
+                while (t.steps() < steps) {
+                    StepResult r = t.step();
+                    if (Double.isNaN(first)) {
+                        first = r.loss();
+                    }
+                    last = r.loss();
+                    if (r.step() > 1 && r.step() > resumedFrom + 1) { // the first step of a process carries the JIT's warm-up
+                        nanos += r.nanos();
+                        timed++;
+                    }
+                    bar.status(String.format(Locale.ROOT, "loss %.4f  %.0f tok/s  scale %.0f", r.loss(),
+                            t.tokensPerStep() / (r.nanos() / 1e9), r.scale()));
+                    bar.update(t.steps());
+                    if (store != null && t.steps() % every == 0) {
+                        store.write(t.checkpoint());
+                    }
+                }
+            }
+            double stepMs = timed == 0 ? Double.NaN : nanos / 1e6 / timed;
+            json.put("config", cfg.name());
+            json.put("steps", t.steps());
+            json.put("resumed_from", resumedFrom);
+            json.put("amp", amp.name().toLowerCase(Locale.ROOT));
+            json.put("first_loss", first);
+            json.put("last_loss", last);
+            json.put("step_ms", stepMs);
+            json.put("tokens_per_s", timed == 0 ? Double.NaN : t.tokensPerStep() / (stepMs / 1e3));
+            json.put("overflows", t.scaler() == null ? 0 : t.scaler().overflows());
+            json.put("skipped_steps", t.scaler() == null ? 0 : t.scaler().skippedSteps());
+            json.put("loss_scale", t.scaler() == null ? 1.0 : t.scaler().scale());
+            json.put("deterministic", o.deterministic());
+            json.put("threads", CpuConfig.THREADS);
+            json.put("weights_hash", t.weightsHash());
+        }
+        if (a.flag("json")) {
+            out.println(Json.write(json));
+        } else {
+            out.printf(Locale.ROOT, "train %s: %d steps, loss %.4f -> %.4f, %.1f ms/step, %.0f tokens/s, weights %s%n", cfg.name(),
+                    (long) json.get("steps"), (double) json.get("first_loss"), (double) json.get("last_loss"),
+                    (double) json.get("step_ms"), (double) json.get("tokens_per_s"), json.get("weights_hash"));
+        }
+        return ExitStatus.OK;
+    }
+
+    private static double number(Args a, String name, double dflt) {
+        String v = a.get(name, null);
+        if (v == null) {
+            return dflt;
+        }
+        try {
+            double d = Double.parseDouble(v);
+            if (!Double.isFinite(d)) {
+                throw new NumberFormatException();
+            }
+            return d;
+        } catch (NumberFormatException e) {
+            throw new UsageException("train: --" + name + " takes a finite number, found '" + v + "'");
+        }
+    }
+
+    /** {@code --threads N} sets lantern.cpu.threads before the CPU backend reads it (once per process). */
+    private static int threads(Args a) {
+        if (a.get("threads", null) == null) {
+            return CpuConfig.THREADS;
+        }
+        int n = a.getInt("train", "threads", 1, 1, 4096);
+        System.setProperty("lantern.cpu.threads", String.valueOf(n));
+        if (CpuConfig.THREADS != n) {
+            throw new UsageException("train: --threads " + n + ": this process's CPU backend already runs " + CpuConfig.THREADS
+                    + " threads (set once per process); run train in a fresh process");
+        }
+        return n;
+    }
+}

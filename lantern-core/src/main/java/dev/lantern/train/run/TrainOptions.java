@@ -1,0 +1,57 @@
+package dev.lantern.train.run;
+
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.train.TrainStateException;
+
+/**
+ * How {@link Trainer} trains.
+ *
+ * @param vocab         the generated task's vocabulary (tokens 0..vocab-1)
+ * @param lr            AdamW's learning rate
+ * @param weightDecay   AdamW's decoupled weight decay
+ * @param clipNorm      gradients clipped to this global L2 norm (0: no clipping)
+ * @param amp           none, bf16 or f16 (matmuls and attention in the low dtype, f32 master weights;
+ *                      f16 with the dynamic loss scaler, bf16 with a fixed scale of 1 that still skips
+ *                      steps with non-finite gradients)
+ * @param seed          the weights', the data's and the loop's seed
+ * @param threads       threads of the optimizer's pass (the CPU kernels take lantern.cpu.threads)
+ * @param deterministic strict determinism mode for the compiled step (CompileOptions.deterministic)
+ */
+public record TrainOptions(int vocab, double lr, double weightDecay, double clipNorm, CompileOptions.Amp amp, long seed,
+                           int threads, boolean deterministic) {
+    public TrainOptions {
+        if (vocab < 3 || !(lr > 0) || !(weightDecay >= 0) || !(clipNorm >= 0) || threads < 1) {
+            throw new TrainStateException("bad training options: vocab " + vocab + " (>= 3), lr " + lr + " (> 0), weight decay "
+                    + weightDecay + " (>= 0), clip " + clipNorm + " (>= 0), threads " + threads + " (>= 1)");
+        }
+    }
+
+    /** vocab 64, lr 3e-3, weight decay 0.01, clip 1.0, f32, seed 0, the CPU's threads, not strict. */
+    public static TrainOptions defaults() {
+        return new TrainOptions(64, 3e-3, 0.01, 1.0, CompileOptions.Amp.NONE, 0, Math.max(1, Runtime.getRuntime().availableProcessors()), false);
+    }
+
+    public TrainOptions withLr(double v) {
+        return new TrainOptions(vocab, v, weightDecay, clipNorm, amp, seed, threads, deterministic);
+    }
+
+    public TrainOptions withAmp(CompileOptions.Amp a) {
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, a, seed, threads, deterministic);
+    }
+
+    public TrainOptions withSeed(long s) {
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, s, threads, deterministic);
+    }
+
+    public TrainOptions withThreads(int t) {
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, t, deterministic);
+    }
+
+    public TrainOptions withVocab(int v) {
+        return new TrainOptions(v, lr, weightDecay, clipNorm, amp, seed, threads, deterministic);
+    }
+
+    public TrainOptions withDeterministic(boolean d) {
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, threads, d);
+    }
+}

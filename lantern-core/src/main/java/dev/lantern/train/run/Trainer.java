@@ -1,0 +1,240 @@
+package dev.lantern.train.run;
+
+import dev.lantern.autodiff.BackwardGraph;
+import dev.lantern.autodiff.Gradients;
+import dev.lantern.checkpoint.Checkpoint;
+import dev.lantern.checkpoint.StoredTensor;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledCpuExecutor;
+import dev.lantern.engine.CompiledModel;
+import dev.lantern.engine.Compiler;
+import dev.lantern.ir.DType;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Shape;
+import dev.lantern.tensor.Tensor;
+import dev.lantern.train.AdamW;
+import dev.lantern.train.AdamWConfig;
+import dev.lantern.train.GradClip;
+import dev.lantern.train.NamedState;
+import dev.lantern.train.Parameter;
+import dev.lantern.train.TrainStateException;
+import dev.lantern.train.amp.DynamicLossScaler;
+import dev.lantern.train.amp.LossScalerConfig;
+import dev.lantern.train.data.SplitMix64;
+import dev.lantern.train.data.TokenBatch;
+import dev.lantern.train.data.TokenTask;
+import dev.lantern.train.data.TokenTaskConfig;
+import dev.lantern.train.state.TrainingState;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Trains a {@link LanguageModel} on the CPU on the generated next-token task: the model and its
+ * gradient ({@link Gradients}) as one graph compiled by the standard pipeline, AdamW over f32 master
+ * weights (the model reads bf16/f16 copies under AMP), gradients clipped by global norm, and under
+ * AMP the dynamic loss scaler. A step is forward + backward (one compiled run) + optimizer;
+ * everything a resumed run needs is in {@link #checkpoint()}, so that a run restored from it
+ * continues bit-exactly.
+ */
+public final class Trainer implements AutoCloseable {
+    private static final String WEIGHTS = "weights.";
+    private static final String STATE = "state.";
+
+    private final LanguageModel model;
+    private final TrainOptions options;
+    private final BackwardGraph backward;
+    private final CompiledModel compiled;
+    private final CompiledCpuExecutor exec;
+    private final List<Parameter> params = new ArrayList<>();
+    private final Map<String, String> gradientOutput = new HashMap<>(); // parameter name -> output value
+    private final Map<String, DType> boundType = new HashMap<>();       // parameter name -> dtype the compiled step reads
+    private final AdamW optimizer;
+    private final DynamicLossScaler scaler;
+    private final TokenTaskConfig taskConfig;
+    private TokenTask task;
+    private SplitMix64 rng;
+    private long step;
+
+    public Trainer(LanguageModel model, TrainOptions options) {
+        this.model = model;
+        this.options = options;
+        this.backward = Gradients.ofParams(model.graph(), model.scaledLoss());
+        CompileOptions co = CompileOptions.defaults().withAmp(options.amp()).withDeterministic(options.deterministic());
+        this.compiled = Compiler.compile(backward.graph(), co);
+        DType low = options.amp().dtype();
+        Map<String, String> names = model.paramNames();
+        for (Map.Entry<String, String> e : names.entrySet()) {
+            Tensor init = model.initial().get(e.getValue());
+            if (init == null) {
+                throw new TrainStateException("no initial value for parameter " + e.getValue());
+            }
+            Tensor master = init.dtype() == DType.F32 ? copy(init) : init.cast(DType.F32);
+            params.add(low == null ? Parameter.of(e.getValue(), master) : Parameter.mixed(e.getValue(), master, low));
+            gradientOutput.put(e.getValue(), backward.gradientOf(e.getKey()));
+        }
+        for (Node n : compiled.graph().params()) {
+            boundType.put(n.attrs().getString("name", n.name()), n.type().dtype());
+        }
+        this.exec = new CompiledCpuExecutor(compiled);
+        this.optimizer = new AdamW(params, new AdamWConfig(options.lr(), 0.9, 0.999, 1e-8, options.weightDecay()), options.threads());
+        this.scaler = low == null ? null : new DynamicLossScaler(LossScalerConfig.forType(low));
+        this.taskConfig = TokenTaskConfig.of(options.vocab(), batchOf(model), seqOf(model), options.seed());
+        this.task = TokenTask.start(taskConfig);
+        this.rng = new SplitMix64(options.seed() ^ 0x5DEECE66DL);
+    }
+
+    private static int batchOf(LanguageModel m) {
+        return m.graph().type(m.graph().inputs().stream().filter(n -> n.attrs().getString("name", "").equals(m.ids()))
+                .findFirst().orElseThrow().name()).shape().dim(0);
+    }
+
+    private static int seqOf(LanguageModel m) {
+        return m.graph().type(m.graph().inputs().stream().filter(n -> n.attrs().getString("name", "").equals(m.ids()))
+                .findFirst().orElseThrow().name()).shape().dim(1);
+    }
+
+    private static Tensor copy(Tensor t) {
+        Tensor c = Tensor.allocate(t.dtype(), t.shape());
+        MemorySegment.copy(t.segment(), 0, c.segment(), 0, t.numel() * t.dtype().bytes());
+        return c;
+    }
+
+    /** The compiled step (forward, backward) the trainer runs. */
+    public CompiledModel compiled() {
+        return compiled;
+    }
+
+    /** Steps completed (skipped ones count). */
+    public long steps() {
+        return step;
+    }
+
+    /** Tokens per step (batch × seq). */
+    public long tokensPerStep() {
+        return task.tokensPerBatch();
+    }
+
+    /** The loss scaler, or {@code null} without AMP. */
+    public DynamicLossScaler scaler() {
+        return scaler;
+    }
+
+    /** The parameters (f32 masters, gradients, low copies under AMP) in graph order. */
+    public List<Parameter> parameters() {
+        return List.copyOf(params);
+    }
+
+    /** One step on the next batch. A {@code LossScaleException} ends a run whose scale keeps overflowing. */
+    public StepResult step() {
+        long t0 = System.nanoTime();
+        TokenBatch b = task.next();
+        float s = scaler == null ? 1f : scaler.scale();
+        Tensor scale = Tensor.allocate(DType.F32, Shape.of());
+        scale.set(0, s);
+        Map<String, Tensor> bind = new HashMap<>();
+        for (Parameter p : params) {
+            DType want = boundType.get(p.name());
+            bind.put(p.name(), p.low() != null && p.low().dtype() == want ? p.low() : p.value());
+        }
+        exec.bind(bind);
+        Map<String, Tensor> out = exec.run(Map.of(model.ids(), b.tokens(), model.targets(), b.targets(), model.scale(), scale));
+        double loss = out.get(backward.loss()).get(0) / s;
+        for (Parameter p : params) {
+            Tensor g = out.get(gradientOutput.get(p.name()));
+            Tensor g32 = g.dtype() == DType.F32 ? g : g.cast(DType.F32);
+            MemorySegment.copy(g32.segment(), 0, p.grad().segment(), 0, p.numel() * 4);
+        }
+        boolean applied;
+        double norm;
+        if (scaler == null) {
+            norm = options.clipNorm() > 0 ? GradClip.clipGradNorm(optimizer.plan(), options.clipNorm()) : Double.NaN;
+            optimizer.step();
+            applied = true;
+        } else {
+            DynamicLossScaler.ScaledStep r = scaler.step(optimizer, options.clipNorm() > 0 ? options.clipNorm() : Double.POSITIVE_INFINITY);
+            applied = r.applied();
+            norm = r.gradNorm();
+        }
+        step++;
+        return new StepResult(step, loss, applied, norm, s, System.nanoTime() - t0);
+    }
+
+    /** SHA-256 of the weights: each parameter's name and its f32 master bytes, in graph order. */
+    public String weightsHash() {
+        try {
+            MessageDigest d = MessageDigest.getInstance("SHA-256");
+            for (Parameter p : params) {
+                d.update(p.name().getBytes(StandardCharsets.UTF_8));
+                d.update(p.value().segment().asSlice(0, p.numel() * 4).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            }
+            return HexFormat.of().formatHex(d.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK has no SHA-256", e);
+        }
+    }
+
+    /** Everything a resumed run needs: the f32 master weights and the {@link TrainingState}. */
+    public Checkpoint checkpoint() {
+        Map<String, StoredTensor> tensors = new LinkedHashMap<>();
+        for (Parameter p : params) {
+            tensors.put(WEIGHTS + p.name(), StoredTensor.of(p.value()));
+        }
+        NamedState st = TrainingState.capture(step, optimizer, scaler, rng, task).toNamedState();
+        st.tensors().forEach((k, v) -> tensors.put(STATE + k, StoredTensor.of(v)));
+        Map<String, String> meta = new LinkedHashMap<>();
+        st.metadata().forEach((k, v) -> meta.put(STATE + k, v));
+        meta.put("model.graph_hash", dev.lantern.ir.GraphHash.of(model.graph()));
+        return new Checkpoint(step, tensors, meta);
+    }
+
+    /** Continues from {@code c} (a {@link #checkpoint()} of a run of the same model and options). */
+    public void restore(Checkpoint c) {
+        String want = dev.lantern.ir.GraphHash.of(model.graph());
+        if (!want.equals(c.metadata().get("model.graph_hash"))) {
+            throw new TrainStateException("the checkpoint of step " + c.step() + " is of another model (graph hash "
+                    + c.metadata().get("model.graph_hash") + ", this run's " + want + ")");
+        }
+        for (Parameter p : params) {
+            StoredTensor t = c.tensors().get(WEIGHTS + p.name());
+            if (t == null || t.data().byteSize() != p.numel() * 4) {
+                throw new TrainStateException("the checkpoint of step " + c.step() + " has no f32 weights of " + p.name()
+                        + " in its shape " + p.value().shape());
+            }
+        }
+        Map<String, Tensor> st = new LinkedHashMap<>();
+        c.tensors().forEach((k, v) -> {
+            if (k.startsWith(STATE)) {
+                st.put(k.substring(STATE.length()), v.toTensor());
+            }
+        });
+        Map<String, String> meta = new LinkedHashMap<>();
+        c.metadata().forEach((k, v) -> {
+            if (k.startsWith(STATE)) {
+                meta.put(k.substring(STATE.length()), v);
+            }
+        });
+        TrainingState s = TrainingState.fromNamedState(new NamedState(st, meta));
+        s.restore(optimizer, scaler); // checks every tensor before it writes
+        for (Parameter p : params) {
+            MemorySegment.copy(c.tensors().get(WEIGHTS + p.name()).data(), 0, p.value().segment(), 0, p.numel() * 4);
+            p.refreshLow(0, p.numel());
+        }
+        task = TokenTask.resume(taskConfig, s.data());
+        rng = new SplitMix64(s.rngState());
+        step = s.step();
+    }
+
+    @Override
+    public void close() {
+        exec.close();
+    }
+}
