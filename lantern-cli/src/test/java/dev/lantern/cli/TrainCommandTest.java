@@ -1,0 +1,80 @@
+package dev.lantern.cli;
+
+import dev.lantern.weights.JsonParser;
+import dev.lantern.weights.JsonValue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code lantern train}: the JSON a run prints, a run resumed from its checkpoint folder ending with
+ * the uninterrupted run's weights, and bad command lines as one line with exit 2 (exit 1 for CUDA,
+ * which has no backward kernels yet).
+ */
+class TrainCommandTest {
+    static final String[] SHAPE = {"--shape", "2,32,32,4,64", "--vocab", "32"};
+
+    @TempDir
+    Path dir;
+
+    static Map<String, JsonValue> json(String out) {
+        String last = out.strip().lines().reduce((a, b) -> b).orElse("");
+        return ((JsonValue.JsonObject) JsonParser.parse(last.getBytes(StandardCharsets.UTF_8), 16)).members();
+    }
+
+    static MainTest.Run train(String... extra) {
+        String[] args = new String[1 + SHAPE.length + extra.length];
+        args[0] = "train";
+        System.arraycopy(SHAPE, 0, args, 1, SHAPE.length);
+        System.arraycopy(extra, 0, args, 1 + SHAPE.length, extra.length);
+        return MainTest.run(args);
+    }
+
+    static String text(JsonValue v) {
+        return v instanceof JsonValue.JsonString s ? s.value() : ((JsonValue.JsonNumber) v).literal();
+    }
+
+    @Test
+    void jsonAndABitExactResume() throws Exception {
+        MainTest.Run whole = train("--steps", "12", "--json");
+        assertEquals(0, whole.code(), whole.err());
+        Map<String, JsonValue> w = json(whole.out());
+        for (String key : new String[] {"first_loss", "last_loss", "tokens_per_s", "step_ms", "overflows", "skipped_steps",
+                "loss_scale", "weights_hash"}) {
+            assertTrue(w.containsKey(key), key + " in " + whole.out());
+        }
+        assertEquals("12", text(w.get("steps")));
+        assertTrue(text(w.get("weights_hash")).matches("[0-9a-f]{64}"));
+
+        Path ck = dir.resolve("ck");
+        MainTest.Run first = train("--steps", "8", "--checkpoint-dir", ck.toString(), "--checkpoint-every", "4", "--json");
+        assertEquals(0, first.code(), first.err());
+        assertTrue(Files.exists(ck.resolve("commit-000000000008.json")), "the step-8 checkpoint is committed");
+        MainTest.Run resumed = train("--steps", "12", "--checkpoint-dir", ck.toString(), "--checkpoint-every", "4", "--resume", "--json");
+        assertEquals(0, resumed.code(), resumed.err());
+        Map<String, JsonValue> r = json(resumed.out());
+        assertEquals("8", text(r.get("resumed_from")));
+        assertEquals(text(w.get("weights_hash")), text(r.get("weights_hash")), "the resumed run ends as the uninterrupted one");
+    }
+
+    @Test
+    void badCommandLines() {
+        for (String[] bad : new String[][] {{"train"}, {"train", "--config", "nope"}, {"train", "--config", "cpu-small", "--steps", "0"},
+                {"train", "--config", "cpu-small", "--lr", "fast"}, {"train", "--config", "cpu-small", "--resume"},
+                {"train", "--config", "cpu-small", "--amp", "f8"}, {"train", "--config", "cpu-small", "extra"}}) {
+            MainTest.Run r = MainTest.run(bad);
+            assertEquals(2, r.code(), String.join(" ", bad) + ": " + r.err());
+            assertEquals(1, r.err().strip().lines().count(), "one line: " + r.err());
+        }
+        MainTest.Run cuda = MainTest.run("train", "--config", "cpu-small", "--device", "cuda");
+        assertEquals(1, cuda.code(), cuda.err());
+        assertTrue(cuda.err().contains("backward"), cuda.err());
+    }
+}
