@@ -59,7 +59,7 @@ final class TrainCommand {
         }
         int steps = a.getInt("train", "steps", 200, 1, Integer.MAX_VALUE);
         CompileOptions.Amp amp = UsageException.option("train", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
-        double lr = number(a, "lr", 3e-3);
+        double lr = number(a, "lr", TrainOptions.defaults().lr());
         TrainOptions o = new TrainOptions(a.getInt("train", "vocab", 64, 3, 1 << 24), lr, number(a, "weight-decay", 0.01),
                 number(a, "clip", 1.0), amp, a.getLong("train", "seed", 0), threads(a), a.flag("deterministic"));
         Path ckptDir = a.get("checkpoint-dir", null) == null ? null : Path.of(a.get("checkpoint-dir", null));
@@ -84,6 +84,7 @@ final class TrainCommand {
             }
             double first = Double.NaN;
             double last = Double.NaN;
+            java.util.ArrayDeque<Double> recent = new java.util.ArrayDeque<>(); // the last 10 losses: one batch's loss is noisy
             long nanos = 0;
             long timed = 0;
             try (ProgressBar bar = ProgressBar.forTerminal("train " + cfg.name(), steps, "steps")) {
@@ -94,6 +95,10 @@ final class TrainCommand {
                         first = r.loss();
                     }
                     last = r.loss();
+                    recent.addLast(r.loss());
+                    if (recent.size() > 10) {
+                        recent.removeFirst();
+                    }
                     if (r.step() > 1 && r.step() > resumedFrom + 1) { // the first step of a process carries the JIT's warm-up
                         nanos += r.nanos();
                         timed++;
@@ -113,6 +118,7 @@ final class TrainCommand {
             json.put("amp", amp.name().toLowerCase(Locale.ROOT));
             json.put("first_loss", first);
             json.put("last_loss", last);
+            json.put("last10_mean_loss", recent.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN));
             json.put("step_ms", stepMs);
             json.put("tokens_per_s", timed == 0 ? Double.NaN : t.tokensPerStep() / (stepMs / 1e3));
             json.put("overflows", t.scaler() == null ? 0 : t.scaler().overflows());
@@ -125,8 +131,8 @@ final class TrainCommand {
         if (a.flag("json")) {
             out.println(Json.write(json));
         } else {
-            out.printf(Locale.ROOT, "train %s: %d steps, loss %.4f -> %.4f, %.1f ms/step, %.0f tokens/s, weights %s%n", cfg.name(),
-                    (long) json.get("steps"), (double) json.get("first_loss"), (double) json.get("last_loss"),
+            out.printf(Locale.ROOT, "train %s: %d steps, loss %.4f -> %.4f (mean of the last 10), %.1f ms/step, %.0f tokens/s, weights %s%n",
+                    cfg.name(), (long) json.get("steps"), (double) json.get("first_loss"), (double) json.get("last10_mean_loss"),
                     (double) json.get("step_ms"), (double) json.get("tokens_per_s"), json.get("weights_hash"));
         }
         return ExitStatus.OK;
