@@ -96,6 +96,30 @@ cases = {
 for i, (case, (make, keys)) in enumerate(cases.items()):
     run(case, make, keys, 1000 + i)
 
+# GradScaler (CPU) over SGD with momentum: a scripted run of injected infs (the script of
+# DynamicLossScalerTest, no floor), gradients drawn unscaled and multiplied by the current scale
+SCRIPT = [[], [], [], ["b"], [], ["w", "big"], ["big"], ["w"], [], ["b", "big"], ["w"], ["b"]]
+params, _ = inputs("scaler", 1006)
+ps = {n: p.detach().clone().requires_grad_(True) for n, p in params.items()}
+opt = torch.optim.SGD(list(ps.values()), lr=0.05, momentum=0.9, foreach=False)
+scaler = torch.amp.GradScaler("cpu", init_scale=8.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=3)
+rng = SplitMix64(2006)
+scales = []
+for inj in SCRIPT:
+    scaler.scale(torch.ones(()))  # GradScaler sets up its scale tensor here
+    for n, shape in SHAPES.items():
+        g = draw(rng, shape, -14, 3) * scaler.get_scale()
+        if n in inj:
+            g.view(-1)[-1] = float("inf")
+        ps[n].grad = g
+    scaler.step(opt)
+    scaler.update()
+    scales.append(scaler.get_scale())
+put("scaler.scales", torch.tensor(scales))
+for n, p in ps.items():
+    put(f"scaler.out.{n}", p)
+    put(f"scaler.momentum_buffer.{n}", opt.state[p]["momentum_buffer"])
+
 # clip_grad_norm_: one case that clips, one under the limit
 for case, max_norm, seed in (("clip", 0.5, 77), ("noclip", 1e6, 78)):
     rng = SplitMix64(seed)

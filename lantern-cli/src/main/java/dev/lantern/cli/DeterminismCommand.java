@@ -65,6 +65,12 @@ final class DeterminismCommand {
         if (a.get("model", null) != null && !Files.exists(Path.of(a.get("model", null)))) {
             throw new UsageException("determinism: --model " + a.get("model", null) + ": no such file or folder");
         }
+        if (a.get("model", null) != null && ModelFormat.isOnnx(a.get("model", null))) {
+            throw new UsageException("determinism: --model takes an .ir file or a Hugging Face model folder; ONNX files are not supported here yet");
+        }
+        a.getInt("determinism", "batch", 1, 1, 1 << 16); // checked here, so that a bad value is a usage error, not a failed run
+        a.getInt("determinism", "seq", 8, 1, 1 << 20);
+        a.getLong("determinism", "seed", 0);
         List<Integer> threads = threads(a.get("threads", null));
         boolean strict = a.flag("deterministic");
 

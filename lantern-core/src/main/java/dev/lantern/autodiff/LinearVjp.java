@@ -40,7 +40,11 @@ final class LinearVjp {
             Shape as = b.shape(a);
             Shape cs = b.shape(dc);
             // B has no batch axes, so dC's batch is A's: (..., M) flattens to the same rows on both sides
-            int rows = Math.toIntExact(as.numel() / Math.max(1, as.dim(-1)));
+            long rowCount = 1; // the leading dims' product, not numel / K: K may be 0
+            for (int i = 0; i < as.rank() - 1; i++) {
+                rowCount *= as.dim(i);
+            }
+            int rows = Math.toIntExact(rowCount);
             String a2 = b.reshape(a, Shape.of(rows, as.dim(-1)));
             String c2 = b.reshape(dc, Shape.of(rows, cs.dim(-1)));
             db = tb ? b.op(Op.MATMUL, flags(true, false), c2, a2) : b.op(Op.MATMUL, flags(true, false), a2, c2);

@@ -10,6 +10,7 @@ package dev.lantern.cpu;
 public final class ScatterAdd {
     private ScatterAdd() {}
 
+    /** out (contiguous, {@code size} rows along {@code axis}) = the rows of updates summed at their ids. */
     public static void run(View updates, View ids, int axis, View out) {
         int rank = out.rank();
         int n = out.shape().dim(axis);
@@ -37,23 +38,39 @@ public final class ScatterAdd {
         }
         long innerSize = inner;
         long count = rows.length;
-        // updates viewed as (outer, count, inner) and out as (outer, n, inner): both logical row-major
+        // updates viewed as (outer, count, inner) and out as (outer, n, inner): both logical row-major;
+        // out is contiguous (the executors' contract), so a row no id names is one zero fill
+        boolean dense = updates.isContiguous();
+        int bytes = out.dtype().bytes();
         Parallel.forRange(outer * n, Math.max(1, 4096 / Math.max(1, innerSize)), (s, e) -> {
             double[] acc = new double[(int) innerSize];
+            float[] buf = new float[(int) innerSize];
             for (long task = s; task < e; task++) {
                 long b = task / n;
                 int r = (int) (task % n);
+                long to = out.offset() + (b * n + r) * innerSize;
+                if (start[r] == start[r + 1]) {
+                    out.segment().asSlice(to * bytes, innerSize * bytes).fill((byte) 0); // 0 bits are 0.0 in every float dtype
+                    continue;
+                }
                 java.util.Arrays.fill(acc, 0);
                 for (int k = start[r]; k < start[r + 1]; k++) {
                     long base = (b * count + byRow[k]) * innerSize;
+                    if (dense) {
+                        Convert.load(updates.segment(), updates.dtype(), updates.offset() + base, 1, buf, 0, (int) innerSize);
+                    } else {
+                        for (int j = 0; j < innerSize; j++) {
+                            buf[j] = updates.getFlat(base + j);
+                        }
+                    }
                     for (int j = 0; j < innerSize; j++) {
-                        acc[j] += updates.getFlat(base + j);
+                        acc[j] += buf[j];
                     }
                 }
-                long to = (b * n + r) * innerSize;
                 for (int j = 0; j < innerSize; j++) {
-                    Convert.set(out.segment(), out.dtype(), out.offset() + to + j, (float) acc[j]);
+                    buf[j] = (float) acc[j];
                 }
+                Convert.store(buf, 0, out.segment(), out.dtype(), to, 1, (int) innerSize);
             }
         });
     }

@@ -7,8 +7,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
 
 /**
@@ -122,19 +123,40 @@ public final class MultiTensor {
             }
             return;
         }
+        // The caller waits for the chunks, not for the helpers: a helper that starts late (a busy
+        // machine) finds nothing left and returns, and the caller does not wait for it to be scheduled.
         AtomicInteger next = new AtomicInteger();
+        AtomicInteger done = new AtomicInteger();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
         Runnable drain = () -> {
             for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
-                body.accept(i);
+                try {
+                    body.accept(i);
+                } catch (Throwable t) {
+                    failure.compareAndSet(null, t);
+                } finally {
+                    done.incrementAndGet();
+                }
             }
         };
-        ForkJoinTask<?>[] forks = new ForkJoinTask<?>[helpers];
         for (int h = 0; h < helpers; h++) {
-            forks[h] = POOL.submit(drain);
+            POOL.execute(drain);
         }
         drain.run();
-        for (ForkJoinTask<?> f : forks) {
-            f.join();
+        for (int spins = 0; done.get() < n; spins++) {
+            if (spins < 1000) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.parkNanos(10_000);
+            }
+        }
+        Throwable t = failure.get();
+        if (t instanceof RuntimeException r) {
+            throw r;
+        } else if (t instanceof Error e) {
+            throw e;
+        } else if (t != null) {
+            throw new IllegalStateException(t);
         }
     }
 }

@@ -1,5 +1,9 @@
 package dev.lantern.autodiff;
 
+import dev.lantern.cpu.EagerExecutor;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledCpuExecutor;
+import dev.lantern.engine.Compiler;
 import dev.lantern.frontend.GraphBuilder;
 import dev.lantern.frontend.Value;
 import dev.lantern.ir.Attrs;
@@ -11,6 +15,8 @@ import dev.lantern.ir.Op;
 import dev.lantern.ir.TensorType;
 import dev.lantern.reference.RefTensor;
 import dev.lantern.reference.ReferenceInterpreter;
+import dev.lantern.tensor.Philox;
+import dev.lantern.tensor.Tensor;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -101,6 +107,42 @@ class GradientRulesTest {
         assertArrayEquals(new double[] {0, 0}, out.get(bg.gradientOf(unused.name())).data(), 0);
         assertEquals(List.of(loss.name(), bg.gradientOf(x.name()), bg.gradientOf(unused.name())), bg.graph().outputs());
         assertThrows(GradientException.class, () -> bg.gradientOf("nothing"));
+    }
+
+    /**
+     * Two values whose gradient is the same value (add's operands), and one the loss does not reach
+     * (a constant zero gradient): the outputs repeat a value and hold a constant, and both executors
+     * return every gradient under its name.
+     */
+    @Test
+    void sharedAndConstantGradientsRunOnBothExecutors() {
+        GraphBuilder g = new GraphBuilder("t");
+        Value a = g.input("a", TensorType.of(DType.F32, 3, 4));
+        Value b = g.input("b", TensorType.of(DType.F32, 3, 4));
+        Value u = g.input("u", TensorType.of(DType.F32, 5));
+        Value loss = g.reduceSum(g.add(a, b), 0, 1);
+        BackwardGraph bg = Gradients.of(g.build(loss), loss.name(), List.of(a.name(), b.name(), u.name()));
+        assertEquals(bg.gradientOf(a.name()), bg.gradientOf(b.name()), "add sends dy itself to both operands");
+        Map<String, Tensor> in = Map.of("a", Philox.normal(Tensor.allocate(a.type()), 1, 1f),
+                "b", Philox.normal(Tensor.allocate(b.type()), 2, 1f), "u", Philox.normal(Tensor.allocate(u.type()), 3, 1f));
+        Map<String, Tensor> eager = new EagerExecutor(true).run(bg.graph(), in);
+        Map<String, Tensor> compiled;
+        try (CompiledCpuExecutor exec = new CompiledCpuExecutor(Compiler.compile(bg.graph(), CompileOptions.defaults())).bind(Map.of())) {
+            exec.poisonArena();
+            compiled = exec.run(in);
+        }
+        for (Map<String, Tensor> out : List.of(eager, compiled)) {
+            assertArrayEquals(new double[12], minusOnes(out.get(bg.gradientOf(a.name())).toDoubles()), 0);
+            assertArrayEquals(new double[5], out.get(bg.gradientOf(u.name())).toDoubles(), 0);
+        }
+    }
+
+    private static double[] minusOnes(double[] d) {
+        double[] r = d.clone();
+        for (int i = 0; i < r.length; i++) {
+            r[i] -= 1;
+        }
+        return r;
     }
 
     @Test

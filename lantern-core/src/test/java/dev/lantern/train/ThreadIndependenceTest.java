@@ -107,10 +107,13 @@ class ThreadIndependenceTest {
             assertSame(f32, mixed);
             for (Parameter p : mixed) {
                 assertEquals(low, p.low().dtype());
-                for (long e = 0; e < p.numel(); e++) {
-                    float m = p.value().get(e);
-                    float want = low == DType.BF16 ? Half.roundBf16(m) : Half.roundF16(m);
-                    assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(p.low().get(e)), p.name() + "[" + e + "]");
+                float[] master = p.value().toFloats();
+                float[] copy = p.low().toFloats();
+                for (int e = 0; e < master.length; e++) {
+                    float want = low == DType.BF16 ? Half.roundBf16(master[e]) : Half.roundF16(master[e]);
+                    if (Float.floatToRawIntBits(want) != Float.floatToRawIntBits(copy[e])) {
+                        throw new AssertionError(p.name() + "[" + e + "]: low copy " + copy[e] + ", master rounds to " + want);
+                    }
                 }
             }
         }

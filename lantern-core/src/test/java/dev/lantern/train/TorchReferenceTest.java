@@ -1,9 +1,12 @@
 package dev.lantern.train;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.lantern.tensor.Tensor;
+import dev.lantern.train.amp.DynamicLossScaler;
+import dev.lantern.train.amp.LossScalerConfig;
 import dev.lantern.train.data.SplitMix64;
 import dev.lantern.weights.SafetensorsFile;
 
@@ -11,12 +14,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Lantern's optimizers and clip against PyTorch's own results, stored by
@@ -24,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * to run this; the file was made by torch 2.13 on an AVX-512 CPU). Both start from the same
  * SplitMix64 draws. SGD's results and AdamW's moments are PyTorch's bit for bit; AdamW's parameters
  * differ only where PyTorch's f32 square root (MKL's, not correctly rounded) does, a few percent of
- * elements in their last bits.
+ * elements in their last bits. A scripted GradScaler run over SGD ends on PyTorch's scales and bits.
  */
 class TorchReferenceTest {
     static final int STEPS = 6;
@@ -81,6 +83,39 @@ class TorchReferenceTest {
         }
         if (adam) {
             assertTrue(exact[0] >= 0.9 * exact[1], optCase + ": only " + exact[0] + " of " + exact[1] + " parameters bit-identical");
+        }
+    }
+
+    @Test
+    void scaledSgdRunMatchesGradScaler() {
+        // GradScaler's scripted run (no floor): the same scales after every update, the same skips, so
+        // SGD ends on the same bits
+        String[][] script = {{}, {}, {}, {"b"}, {}, {"w", "big"}, {"big"}, {"w"}, {}, {"b", "big"}, {"w"}, {"b"}};
+        SplitMix64 init = new SplitMix64(1006);
+        List<Parameter> ps = TrainFixtures.params(init, TrainFixtures.NAMES, TrainFixtures.SHAPES);
+        Sgd opt = new Sgd(ps, new SgdConfig(0.05, 0.9, 0, false, 0), 2);
+        DynamicLossScaler scaler = new DynamicLossScaler(new LossScalerConfig(8f, 2f, 0.5f, 3, 0x1p-20f, 0));
+        SplitMix64 rng = new SplitMix64(2006);
+        float[] scales = new float[script.length];
+        for (int k = 0; k < script.length; k++) {
+            float scale = scaler.scale();
+            for (Parameter p : ps) {
+                TrainFixtures.fill(rng, p.grad(), -14, 3);
+                for (long e = 0; e < p.numel(); e++) {
+                    p.grad().set(e, p.grad().get(e) * scale);
+                }
+                if (List.of(script[k]).contains(p.name())) {
+                    p.grad().set(p.numel() - 1, Float.POSITIVE_INFINITY);
+                }
+            }
+            scaler.step(opt, 0);
+            scales[k] = scaler.scale();
+        }
+        assertArrayEquals(ref.tensor("scaler.scales").toFloatArray(), scales);
+        assertEquals(7, scaler.skippedSteps());
+        for (Parameter p : ps) {
+            assertBitIdentical("scaler.out." + p.name(), p.value());
+            assertBitIdentical("scaler.momentum_buffer." + p.name(), opt.state().tensor("momentum_buffer." + p.name()));
         }
     }
 

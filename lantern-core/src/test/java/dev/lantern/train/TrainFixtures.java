@@ -5,6 +5,9 @@ import dev.lantern.ir.Shape;
 import dev.lantern.tensor.Tensor;
 import dev.lantern.train.data.SplitMix64;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -14,6 +17,8 @@ import java.util.List;
  * that Java and the script start from the same bits.
  */
 public final class TrainFixtures {
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
     private TrainFixtures() {}
 
     /** Parameter names and shapes of the torch reference file. */
@@ -30,12 +35,14 @@ public final class TrainFixtures {
 
     /** Overwrites {@code t} (f32) with draws from {@code rng}. */
     public static void fill(SplitMix64 rng, Tensor t, int loExp, int hiExp) {
-        for (long i = 0; i < t.numel(); i++) {
+        float[] v = new float[Math.toIntExact(t.numel())];
+        for (int i = 0; i < v.length; i++) {
             long x = rng.nextLong();
             double m = ((x >>> 40) - (1L << 23)) * 0x1.0p-23;
-            int e = loExp + (int) Long.remainderUnsigned(x & 0xFF, hiExp - loExp + 1);
-            t.set(i, (float) Math.scalb(m, e));
+            int e = loExp + (int) ((x & 0xFF) % (hiExp - loExp + 1));
+            v[i] = (float) Math.scalb(m, e);
         }
+        MemorySegment.copy(v, 0, t.segment(), F32, 0, v.length);
     }
 
     /** Parameters named and shaped as given, values drawn in [-2, 2), zero gradients. */
