@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  * the outputs must be bit-identical; without, within the plan's tolerance (relative
  * ‖run − run 0‖ / ‖run 0‖ ≤ 1e-6 in f32, 1e-3 under bf16/f16 AMP). Prints where the runs first
  * differ. Exit 0 when the gate passes, 1 when it does not, 2 for a bad command line.
- * {@code --train N} is reserved for training runs (loss and weight hashes after N steps).
+ * {@code --train N} compares training runs instead: N steps of {@code lantern train}'s loop on the block
+ * (the losses and the final weights are the run's outputs; their hashes are reported per run).
  */
 final class DeterminismCommand {
     static final String USAGE = "determinism [--runs N] (--config NAME | --shape B,S,H,N,M[,encoder] | --model FILE.ir|DIR) "
@@ -44,8 +45,13 @@ final class DeterminismCommand {
         Args a = Args.parse("determinism", argv, Set.of("json", "deterministic"),
                 Set.of("runs", "config", "shape", "model", "device", "amp", "seed", "threads", "batch", "seq", "train")).noPositional("determinism");
         if (a.get("train", null) != null) {
-            throw new UsageException("determinism: --train N compares training runs (loss and weight hashes after N steps), "
-                    + "but this build has no training yet; compare forwards without --train");
+            a.getInt("determinism", "train", 1, 1, 1_000_000);
+            if (a.get("model", null) != null) {
+                throw new UsageException("determinism: --train N trains a block (--config or --shape); --model is compared by its forward");
+            }
+            if (!a.get("device", "cpu").equals("cpu")) {
+                throw new UsageException("determinism: --train N runs on the CPU (training has no CUDA kernels yet)");
+            }
         }
         int runs = a.getInt("determinism", "runs", 5, 2, 1000);
         String device = a.get("device", "cpu");
@@ -132,6 +138,11 @@ final class DeterminismCommand {
         r.put("autotune", records.getFirst().get("autotune"));
         r.put("threads", records.stream().map(x -> x.get("threads")).toList());
         r.put("output_hashes", outputHashes);
+        if (records.getFirst().containsKey("weights_hash")) {
+            r.put("train_steps", records.getFirst().get("train_steps"));
+            r.put("weights_hashes", records.stream().map(x -> x.get("weights_hash")).toList());
+            r.put("loss_hashes", records.stream().map(x -> x.get("loss_hash")).toList());
+        }
         r.put("first_difference", first == null ? null : first.json());
         if (json) {
             out.println(Json.write(r));
@@ -171,7 +182,7 @@ final class DeterminismCommand {
         }
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "determinism-run",
                 "--run", Integer.toString(index), "--out-dir", tmp.toString(), "--tune-cache", tmp.resolve("tune.properties").toString()));
-        for (String k : List.of("config", "shape", "model", "device", "amp", "seed", "batch", "seq")) {
+        for (String k : List.of("config", "shape", "model", "device", "amp", "seed", "batch", "seq", "train")) {
             if (a.get(k, null) != null) {
                 cmd.addAll(List.of("--" + k, a.get(k, null)));
             }

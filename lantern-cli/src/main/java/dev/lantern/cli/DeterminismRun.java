@@ -47,7 +47,8 @@ import java.util.Set;
 final class DeterminismRun {
     private DeterminismRun() {}
 
-    static final Set<String> VALUED = Set.of("config", "shape", "model", "device", "amp", "seed", "batch", "seq", "out-dir", "run", "tune-cache");
+    static final Set<String> VALUED = Set.of("config", "shape", "model", "device", "amp", "seed", "batch", "seq", "out-dir", "run", "tune-cache",
+            "train");
 
     static int run(List<String> argv, PrintStream out) {
         Args a = Args.parse("determinism-run", argv, Set.of("deterministic"), VALUED).noPositional("determinism-run");
@@ -59,6 +60,9 @@ final class DeterminismRun {
         Path outDir = Path.of(a.get("out-dir", "."));
         int index = a.getInt("determinism-run", "run", 0, 0, 1_000_000);
 
+        if (a.get("train", null) != null) {
+            return DeterminismTrainRun.run(a, options, seed, outDir, index, out);
+        }
         Graph g;
         Weights weights;
         Long vocab = null;
