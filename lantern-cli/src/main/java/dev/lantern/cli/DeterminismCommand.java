@@ -108,11 +108,15 @@ final class DeterminismCommand {
     private static int report(List<Map<String, Object>> records, List<List<Tensor>> outputs, boolean strict, String device, String amp,
                               boolean json, PrintStream out, PrintStream err) {
         RunDifference first = null;
+        RunDifference structuralDiff = null; // the first run compiled, keyed or tuned unlike run 0 (outputs aside)
         double maxRel = 0;
         for (int i = 1; i < records.size(); i++) {
             RunDifference d = RunDifference.of(i, records.getFirst(), records.get(i), outputs.getFirst(), outputs.get(i));
             if (first == null) {
                 first = d;
+            }
+            if (structuralDiff == null && d != null && !d.field().equals("output")) {
+                structuralDiff = d;
             }
             for (int o = 0; o < outputs.getFirst().size(); o++) {
                 maxRel = Math.max(maxRel, relDiff(outputs.getFirst().get(o), outputs.get(i).get(o)));
@@ -120,7 +124,7 @@ final class DeterminismCommand {
         }
         boolean bitIdentical = first == null;
         double tolerance = amp.equals("none") || amp.equals("f32") || amp.equals("off") ? F32_TOLERANCE : LOW_TOLERANCE;
-        boolean structural = first == null || first.field().equals("output");
+        boolean structural = structuralDiff == null;
         boolean pass = strict ? bitIdentical : structural && maxRel <= tolerance;
         List<String> outputHashes = records.stream().map(DeterminismCommand::outputHash).toList();
 
@@ -160,7 +164,7 @@ final class DeterminismCommand {
         }
         if (!pass) {
             err.println("lantern determinism: " + (strict ? "runs are not bit-identical in strict mode: " + first.line()
-                    : !structural ? "runs compiled differently: " + first.line()
+                    : !structural ? "runs compiled differently: " + structuralDiff.line()
                     : String.format(java.util.Locale.ROOT, "runs differ by %.3e, over the tolerance %.0e", maxRel, tolerance)));
             return ExitStatus.BAD_INPUT;
         }
