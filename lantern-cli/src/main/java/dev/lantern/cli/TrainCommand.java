@@ -19,14 +19,14 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code lantern train --config NAME | --shape B,S,H,N,M[,encoder] [--steps N] [--batch B] [--seq S]
+ * {@code lantern train --config NAME | --shape B,S,H,N,M[,encoder] | --model MODEL.onnx [--steps N] [--batch B] [--seq S]
  * [--lr X] [--vocab V] [--amp none|bf16|f16] [--device cpu] [--seed N] [--threads N] [--deterministic]
  * [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] [--json]}: trains a one-block
- * language model on the generated next-token task (docs/training.md), with a progress bar on a
+ * language model, or an imported ONNX one (ids in, logits out), on the generated next-token task (docs/training.md), with a progress bar on a
  * terminal (loss, tokens/s, loss scale) and, with {@code --json}, one object at the end.
  */
 final class TrainCommand {
-    static final String USAGE = "train --config NAME|--shape B,S,H,N,M[,encoder] [--steps N] [--batch B] [--seq S] [--lr X] [--vocab V]"
+    static final String USAGE = "train --config NAME|--shape B,S,H,N,M[,encoder]|--model MODEL.onnx [--steps N] [--batch B] [--seq S] [--lr X] [--vocab V]"
             + " [--amp none|bf16|f16] [--device cpu] [--seed N] [--threads N] [--deterministic]"
             + " [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] [--json]";
 
@@ -37,17 +37,24 @@ final class TrainCommand {
                 Set.of("config", "shape", "model", "steps", "batch", "seq", "lr", "vocab", "amp", "device", "seed", "threads",
                         "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip"));
         a.noPositional("train");
-        if (a.get("model", null) != null) {
-            throw new UsageException("train: --model (an imported ONNX model) is not trainable from the command line yet;"
-                    + " train a block with --config or --shape (" + USAGE + ")");
-        }
+        String modelArg = a.get("model", null);
         BlockConfig block = BlockOption.of("train", a.get("config", null), a.get("shape", null));
-        if (block == null) {
-            throw new UsageException("train: name the block with --config NAME or --shape B,S,H,N,M (" + USAGE + ")");
+        if (block == null && modelArg == null) {
+            throw new UsageException("train: name the model with --config NAME, --shape B,S,H,N,M or --model MODEL.onnx (" + USAGE + ")");
         }
-        int batch = a.getInt("train", "batch", block.batch(), 1, 1 << 16);
-        int seq = a.getInt("train", "seq", block.seq(), 2, 1 << 20);
-        BlockConfig cfg = new BlockConfig(block.name(), batch, seq, block.hidden(), block.heads(), block.mlp(), block.decoder());
+        if (block != null && modelArg != null) {
+            throw new UsageException("train: --model and --" + (a.get("config", null) != null ? "config" : "shape") + " both name the model; give one");
+        }
+        if (modelArg != null && (!ModelFormat.isOnnx(modelArg) || !java.nio.file.Files.isRegularFile(Path.of(modelArg)))) {
+            throw new UsageException("train: --model takes an ONNX file (token ids in, logits out), found '" + modelArg + "'");
+        }
+        if (modelArg != null && a.get("vocab", null) != null) {
+            throw new UsageException("train: --vocab is the model's own with --model (its logits' last dimension)");
+        }
+        int batch = a.getInt("train", "batch", block == null ? 2 : block.batch(), 1, 1 << 16);
+        int seq = a.getInt("train", "seq", block == null ? 64 : block.seq(), 2, 1 << 20);
+        BlockConfig cfg = block == null ? null
+                : new BlockConfig(block.name(), batch, seq, block.hidden(), block.heads(), block.mlp(), block.decoder());
         String device = a.get("device", "cpu");
         if (!device.equals("cpu") && !device.equals("auto")) {
             if (device.startsWith("cuda")) {
@@ -69,7 +76,16 @@ final class TrainCommand {
             throw new UsageException("train: --resume, --checkpoint-every and --keep need --checkpoint-dir D");
         }
 
-        LanguageModel lm = LanguageModel.of(cfg, o.vocab(), o.seed());
+        LanguageModel lm;
+        String name;
+        if (cfg != null) {
+            lm = LanguageModel.of(cfg, o.vocab(), o.seed());
+            name = cfg.name();
+        } else {
+            lm = onnxModel(Path.of(modelArg), batch, seq);
+            o = o.withVocab(lm.vocab());
+            name = Path.of(modelArg).getFileName().toString();
+        }
         Map<String, Object> json = new LinkedHashMap<>();
         try (Trainer t = new Trainer(lm, o);
              CheckpointStore store = ckptDir == null ? null : CheckpointStore.open(ckptDir, CheckpointStore.Options.defaults().withKeepLast(keep))) {
@@ -87,7 +103,7 @@ final class TrainCommand {
             java.util.ArrayDeque<Double> recent = new java.util.ArrayDeque<>(); // the last 10 losses: one batch's loss is noisy
             long nanos = 0;
             long timed = 0;
-            try (ProgressBar bar = ProgressBar.forTerminal("train " + cfg.name(), steps, "steps")) {
+            try (ProgressBar bar = ProgressBar.forTerminal("train " + name, steps, "steps")) {
                 bar.update(t.steps());
                 while (t.steps() < steps) {
                     StepResult r = t.step();
@@ -112,7 +128,7 @@ final class TrainCommand {
                 }
             }
             double stepMs = timed == 0 ? Double.NaN : nanos / 1e6 / timed;
-            json.put("config", cfg.name());
+            json.put("model", name);
             json.put("steps", t.steps());
             json.put("resumed_from", resumedFrom);
             json.put("amp", amp.name().toLowerCase(Locale.ROOT));
@@ -132,10 +148,23 @@ final class TrainCommand {
             out.println(Json.write(json));
         } else {
             out.printf(Locale.ROOT, "train %s: %d steps, loss %.4f -> %.4f (mean of the last 10), %.1f ms/step, %.0f tokens/s, weights %s%n",
-                    cfg.name(), (long) json.get("steps"), (double) json.get("first_loss"), (double) json.get("last10_mean_loss"),
+                    name, (long) json.get("steps"), (double) json.get("first_loss"), (double) json.get("last10_mean_loss"),
                     (double) json.get("step_ms"), (double) json.get("tokens_per_s"), json.get("weights_hash"));
         }
         return ExitStatus.OK;
+    }
+
+    /** An ONNX language model with its one integer input bound to (batch, seq), its initializers as the starting weights. */
+    private static LanguageModel onnxModel(Path file, int batch, int seq) {
+        var probe = dev.lantern.onnx.OnnxModel.open(file, CompileOptions.defaults());
+        var ints = probe.inputs().stream().filter(i -> !i.dtype().isFloating()).toList();
+        if (probe.inputs().size() != 1 || ints.size() != 1) {
+            throw new LanternException("train: " + file + " takes " + probe.inputs().stream().map(i -> i.name()).toList()
+                    + "; training feeds one input of token ids (a language model's input_ids) and nothing else");
+        }
+        String ids = ints.getFirst().name();
+        var imported = dev.lantern.onnx.OnnxImporter.importFile(file, Map.of(ids, new long[] {batch, seq}));
+        return LanguageModel.ofLogits(imported.graph(), ids, imported.params());
     }
 
     private static double number(Args a, String name, double dflt) {

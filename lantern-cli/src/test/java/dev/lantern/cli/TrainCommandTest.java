@@ -64,6 +64,24 @@ class TrainCommandTest {
         assertEquals(text(w.get("weights_hash")), text(r.get("weights_hash")), "the resumed run ends as the uninterrupted one");
     }
 
+    /** An exported language model (the two-layer GPT-2 fixture of lantern-onnx): its initializers train, the loss falls. */
+    @Test
+    void anOnnxModelTrains() throws Exception {
+        Path gpt2 = Path.of("../lantern-onnx/src/test/resources/models/gpt2/model.onnx");
+        MainTest.Run r = MainTest.run("train", "--model", gpt2.toString(), "--steps", "30", "--batch", "4", "--seq", "32", "--lr", "3e-3", "--json");
+        assertEquals(0, r.code(), r.err());
+        Map<String, JsonValue> j = json(r.out());
+        double first = Double.parseDouble(text(j.get("first_loss")));
+        double last = Double.parseDouble(text(j.get("last10_mean_loss")));
+        assertEquals(Math.log(256), first, 0.5, "starts near ln(vocab 256)");
+        assertTrue(last < first - 0.3, "the loss falls: " + first + " -> " + last);
+
+        Path twoInputs = Files.write(dir.resolve("lm.onnx"), OnnxFiles.languageModel(3).toByteArray());
+        MainTest.Run refused = MainTest.run("train", "--model", twoInputs.toString(), "--steps", "2");
+        assertEquals(1, refused.code(), refused.err());
+        assertTrue(refused.err().contains("attention_mask"), refused.err());
+    }
+
     @Test
     void badCommandLines() {
         for (String[] bad : new String[][] {{"train"}, {"train", "--config", "nope"}, {"train", "--config", "cpu-small", "--steps", "0"},

@@ -70,6 +70,58 @@ public record LanguageModel(Graph graph, String ids, String targets, String scal
         return new LanguageModel(m.graph(), IDS, TARGETS, SCALE, m.parameters(seed));
     }
 
+    /**
+     * A model whose graph maps token ids to logits (an imported ONNX language model): one integer
+     * input (batch, seq) named {@code ids}, the first output logits (batch, seq, vocab). The loss
+     * nodes are appended (a {@code targets} input, {@code cross_entropy}, the scale); {@code params}
+     * are the starting weights by name (the file's initializers).
+     */
+    public static LanguageModel ofLogits(Graph g, String ids, Map<String, Tensor> params) {
+        Node in = g.inputs().stream().filter(n -> n.attrs().getString("name", n.name()).equals(ids)).findFirst().orElseThrow(
+                () -> new TrainStateException("the model has no input '" + ids + "' (inputs: "
+                        + g.inputs().stream().map(n -> n.attrs().getString("name", n.name())).toList() + ")"));
+        TensorType it = in.type();
+        String logits = g.outputs().getFirst();
+        TensorType lt = g.type(logits);
+        if (it.dtype().isFloating() || it.shape().rank() != 2 || lt.shape().rank() != 3
+                || lt.shape().dim(0) != it.shape().dim(0) || lt.shape().dim(1) != it.shape().dim(1) || !lt.dtype().isFloating()) {
+            throw new TrainStateException("a language model maps integer ids (batch, seq) to logits (batch, seq, vocab); this one maps "
+                    + ids + " " + it + " to " + lt);
+        }
+        java.util.Set<String> taken = new java.util.HashSet<>();
+        g.nodes().forEach(n -> taken.add(n.name()));
+        String t = fresh("targets", taken);
+        String sc = fresh("loss_scale", taken);
+        String ce = fresh("loss", taken);
+        String out = fresh("scaled_loss", taken);
+        List<Node> nodes = new ArrayList<>(g.nodes());
+        TensorType tt = TensorType.of(it.dtype(), it.shape());
+        TensorType lossType = Op.CROSS_ENTROPY.infer(List.of(lt, tt), Attrs.EMPTY);
+        nodes.add(new Node(t, Op.INPUT, List.of(), Attrs.of("name", TARGETS), tt));
+        nodes.add(new Node(sc, Op.INPUT, List.of(), Attrs.of("name", SCALE), TensorType.of(DType.F32)));
+        nodes.add(new Node(ce, Op.CROSS_ENTROPY, List.of(logits, t), Attrs.EMPTY, lossType));
+        nodes.add(new Node(out, Op.MUL, List.of(ce, sc), Attrs.EMPTY, Op.MUL.infer(List.of(lossType, TensorType.of(DType.F32)), Attrs.EMPTY)));
+        return new LanguageModel(new Graph(g.name(), nodes, List.of(out)), ids, TARGETS, SCALE, params);
+    }
+
+    private static String fresh(String base, java.util.Set<String> taken) {
+        String s = base;
+        for (int i = 1; !taken.add(s); i++) {
+            s = base + "_" + i;
+        }
+        return s;
+    }
+
+    /** The vocabulary: the logits' last dimension. */
+    public int vocab() {
+        for (Node n : graph.nodes()) {
+            if (n.op() == Op.CROSS_ENTROPY) {
+                return graph.type(n.input(0)).shape().dim(-1);
+            }
+        }
+        throw new IllegalStateException("no cross_entropy in " + graph.name());
+    }
+
     /** The parameters' names as the graph's {@code name} attributes, mapped from their SSA values. */
     public Map<String, String> paramNames() {
         Map<String, String> m = new LinkedHashMap<>();

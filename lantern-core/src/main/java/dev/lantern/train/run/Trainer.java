@@ -57,6 +57,7 @@ public final class Trainer implements AutoCloseable {
     private final List<Parameter> params = new ArrayList<>();
     private final Map<String, String> gradientOutput = new HashMap<>(); // parameter name -> output value
     private final Map<String, DType> boundType = new HashMap<>();       // parameter name -> dtype the compiled step reads
+    private final Map<String, Tensor> fixed = new HashMap<>();          // parameters not trained, by name
     private final AdamW optimizer;
     private final DynamicLossScaler scaler;
     private final TokenTaskConfig taskConfig;
@@ -67,7 +68,9 @@ public final class Trainer implements AutoCloseable {
     public Trainer(LanguageModel model, TrainOptions options) {
         this.model = model;
         this.options = options;
-        this.backward = Gradients.ofParams(model.graph(), model.scaledLoss());
+        // every floating parameter is trained; an integer table (an imported model's position ids) is bound as it is
+        this.backward = Gradients.of(model.graph(), model.scaledLoss(),
+                model.graph().params().stream().filter(n -> n.type().dtype().isFloating()).map(Node::name).toList());
         CompileOptions co = CompileOptions.defaults().withAmp(options.amp()).withDeterministic(options.deterministic());
         this.compiled = Compiler.compile(backward.graph(), co);
         DType low = options.amp().dtype();
@@ -76,6 +79,10 @@ public final class Trainer implements AutoCloseable {
             Tensor init = model.initial().get(e.getValue());
             if (init == null) {
                 throw new TrainStateException("no initial value for parameter " + e.getValue());
+            }
+            if (!backward.gradients().containsKey(e.getKey())) {
+                fixed.put(e.getValue(), init); // an integer table or a weight the loss does not reach: bound as it is
+                continue;
             }
             Tensor master = init.dtype() == DType.F32 ? copy(init) : init.cast(DType.F32);
             params.add(low == null ? Parameter.of(e.getValue(), master) : Parameter.mixed(e.getValue(), master, low));
@@ -140,7 +147,7 @@ public final class Trainer implements AutoCloseable {
         float s = scaler == null ? 1f : scaler.scale();
         Tensor scale = Tensor.allocate(DType.F32, Shape.of());
         scale.set(0, s);
-        Map<String, Tensor> bind = new HashMap<>();
+        Map<String, Tensor> bind = new HashMap<>(fixed);
         for (Parameter p : params) {
             DType want = boundType.get(p.name());
             bind.put(p.name(), p.low() != null && p.low().dtype() == want ? p.low() : p.value());
