@@ -31,26 +31,32 @@ public record TrainOptions(int vocab, double lr, double weightDecay, double clip
         return new TrainOptions(64, 1e-2, 0.01, 1.0, CompileOptions.Amp.NONE, 0, Math.max(1, Runtime.getRuntime().availableProcessors()), false);
     }
 
+    /** These options with learning rate {@code v}. */
     public TrainOptions withLr(double v) {
         return new TrainOptions(vocab, v, weightDecay, clipNorm, amp, seed, threads, deterministic);
     }
 
+    /** These options with mixed precision {@code a}. */
     public TrainOptions withAmp(CompileOptions.Amp a) {
         return new TrainOptions(vocab, lr, weightDecay, clipNorm, a, seed, threads, deterministic);
     }
 
+    /** These options with seed {@code s}. */
     public TrainOptions withSeed(long s) {
         return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, s, threads, deterministic);
     }
 
+    /** These options with {@code t} optimizer threads. */
     public TrainOptions withThreads(int t) {
         return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, t, deterministic);
     }
 
+    /** These options with a vocabulary of {@code v} tokens. */
     public TrainOptions withVocab(int v) {
         return new TrainOptions(v, lr, weightDecay, clipNorm, amp, seed, threads, deterministic);
     }
 
+    /** These options in strict determinism mode, or not. */
     public TrainOptions withDeterministic(boolean d) {
         return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, threads, d);
     }

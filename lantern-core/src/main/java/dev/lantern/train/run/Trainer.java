@@ -65,6 +65,10 @@ public final class Trainer implements AutoCloseable {
     private SplitMix64 rng;
     private long step;
 
+    /**
+     * Differentiates and compiles {@code model}'s step, makes the parameters from its initial
+     * weights, the optimizer, the scaler (under AMP) and the task's stream from {@code options}.
+     */
     public Trainer(LanguageModel model, TrainOptions options) {
         this.model = model;
         this.options = options;
