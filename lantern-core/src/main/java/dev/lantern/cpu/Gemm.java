@@ -269,13 +269,26 @@ public final class Gemm {
         if (k == 0) {
             Arrays.fill(cbuf, 0f);
         }
+        int narrowRows = mc - (mPanels - 1) * MR;
+        int wide = GemmNarrowKernel.takes(narrowRows) ? mPanels - 1 : mPanels;
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
             long aBlock = aBase + (long) k0 * mPad + (long) (i0 / MR) * kc * MR;
             long bBlock = bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR;
             for (int jr = 0; jr < nPanels; jr++) {
-                for (int ir = 0; ir < mPanels; ir++) {
+                for (int ir = 0; ir < wide; ir++) {
                     GemmKernel.run(ap, aBlock + (long) ir * kc * MR, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
+                }
+            }
+            if (wide < mPanels) {
+                // the last A panel holds 1..3 real rows: two B panels at a time, no FMA on padding rows
+                int jr = 0;
+                for (; jr + 2 <= nPanels; jr += 2) {
+                    GemmNarrowKernel.run(narrowRows, ap, aBlock + (long) wide * kc * MR, bp, bBlock + (long) jr * kc * NR, kc,
+                            cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
+                }
+                if (jr < nPanels) {
+                    GemmKernel.run(ap, aBlock + (long) wide * kc * MR, bp, bBlock + (long) jr * kc * NR, kc, cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
         }

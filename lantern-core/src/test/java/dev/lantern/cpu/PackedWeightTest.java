@@ -93,6 +93,31 @@ class PackedWeightTest {
         }
     }
 
+    /**
+     * A row's bits do not depend on which micro-kernel computed it (the narrow 1..3-row one or the
+     * 6-row one) nor on how M was split: every prefix M = 1..16 of one A gives the full product's rows.
+     */
+    @Test
+    void rowsAreBitIdenticalWhateverM() {
+        long seed = 33;
+        int k = 517;
+        int n = 131;
+        Tensor a = KernelTest.randn(DType.F32, seed, 16, k);
+        Tensor b = KernelTest.randn(DType.F32, seed + 1, k, n);
+        Tensor full = Tensor.allocate(DType.F32, Shape.of(16, n)).poison();
+        Gemm.matmul(View.of(a), View.of(b), View.of(full), false, false, GemmEpilogue.NONE);
+        float[] want = full.toFloats();
+        try (Arena arena = Arena.ofShared()) {
+            PackedWeight w = PackedWeight.pack(View.of(b), arena);
+            for (int m = 1; m <= 16; m++) {
+                View rows = View.of(a).slice(0, 0, m);
+                Tensor c = Tensor.allocate(DType.F32, Shape.of(m, n)).poison();
+                Gemm.matmul(rows, w, View.of(c), false, GemmEpilogue.NONE);
+                assertArrayEquals(java.util.Arrays.copyOf(want, m * n), c.toFloats(), "M=" + m);
+            }
+        }
+    }
+
     @Test
     void refusesAMismatchedK() {
         try (Arena arena = Arena.ofShared()) {
