@@ -26,13 +26,13 @@ class DemoPeerTest {
         Path dir = Files.createDirectories(root.resolve("bench/results/cpu"));
         Files.writeString(dir.resolve("2026-01-01-aaaaaaa-bench-cpu-small.json"),
                 String.join("\n", record("lantern", 2, 8.0), record("onnxruntime", 2, 4.0)));
-        Files.writeString(dir.resolve("2026-02-01-bbbbbbb-bench-cpu-small.json"),
+        Files.writeString(dir.resolve("2026-02-01-bbbbbbb-bench-cpu-small-t2.json"),
                 String.join("\n", record("lantern", 1, 6.0), record("onnxruntime", 1, 9.0), record("lantern", 2, 3.0), record("onnxruntime", 2, 3.3)));
         Files.writeString(dir.resolve("2026-03-01-ccccccc-bench-encoder-small.json"), record("lantern", 2, 1.0));
 
         OrtBeside.Stored two = OrtBeside.stored(List.of(root), "cpu-small", 2).orElseThrow();
         assertEquals(1.1, two.ratio(), 1e-12);
-        assertEquals("2026-02-01-bbbbbbb-bench-cpu-small.json", two.file().getFileName().toString());
+        assertEquals("2026-02-01-bbbbbbb-bench-cpu-small-t2.json", two.file().getFileName().toString());
         OrtBeside.Stored one = OrtBeside.stored(List.of(root), "cpu-small", 1).orElseThrow();
         assertEquals(1.5, one.ratio(), 1e-12);
         assertEquals(1, OrtBeside.stored(List.of(root), "cpu-small", 7).orElseThrow().threads(), "another thread count when none matches");

@@ -95,10 +95,13 @@ public final class CpuReport {
         return j.toString();
     }
 
-    /** The default results file: {@code bench/results/cpu/<date>-<commit>-bench-<case>.json} under {@code root}. */
-    public static Path defaultFile(Path root, String commit, String caseName) {
+    /**
+     * The default results file: {@code bench/results/cpu/<date>-<commit>-bench-<case>-t<threads>.json}
+     * under {@code root} (the thread count in the name: a 1-thread run does not replace the 2-thread one).
+     */
+    public static Path defaultFile(Path root, String commit, String caseName, int threads) {
         String safe = caseName.replaceAll("[^A-Za-z0-9._-]", "_");
-        return root.resolve("bench/results/cpu").resolve(LocalDate.now(ZoneOffset.UTC) + "-" + commit + "-bench-" + safe + ".json");
+        return root.resolve("bench/results/cpu").resolve(LocalDate.now(ZoneOffset.UTC) + "-" + commit + "-bench-" + safe + "-t" + threads + ".json");
     }
 
     public static void write(Path file, String text) {

@@ -51,7 +51,7 @@ public final class OrtBeside {
 
     /**
      * The newest stored comparison for {@code caseName} under any of {@code roots}' {@code bench/results/cpu}
-     * (files are named {@code <date>-<commit>-bench-<case>.json}, so the name orders them), preferring
+     * (files are named {@code <date>-<commit>-bench-<case>[-t<threads>].json}, so the name orders them by date), preferring
      * one run at {@code threads}.
      */
     public static Optional<Stored> stored(List<Path> roots, String caseName, int threads) {
@@ -63,7 +63,8 @@ public final class OrtBeside {
             }
             List<Path> files;
             try (Stream<Path> s = Files.list(dir)) {
-                files = s.filter(p -> p.getFileName().toString().endsWith("-bench-" + caseName + ".json"))
+                Pattern name = Pattern.compile(".*-bench-" + Pattern.quote(caseName) + "(-t\\d+)?\\.json");
+                files = s.filter(p -> name.matcher(p.getFileName().toString()).matches())
                         .sorted(Comparator.comparing((Path p) -> p.getFileName().toString()).reversed()).toList();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
