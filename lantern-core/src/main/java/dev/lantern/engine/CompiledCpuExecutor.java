@@ -30,9 +30,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * one arena laid out by the memory plan, each kernel multi-threaded by the backend.
  *
  * <p>{@link #bind} takes the parameters once (converted to the dtype the compiled graph declares,
- * so autocast's bf16 weights are converted here and not per forward) and materialises constants.
+ * so autocast's bf16 weights are converted here and not per forward), materialises constants and
+ * packs every GEMM weight into the micro-kernel's panels ({@link PackedWeight}): the packed copy is
+ * what forwards read, so a weight changed in place after bind needs bind again.
  * {@link #run} then only builds the input views, walks the free views, runs the prepared kernels
- * and copies the outputs out of the arena (the arena is reused by the next forward, so one
+ * and copies the outputs out of the arena, into fresh tensors or into the caller's own
+ * ({@link #run(Map, Map)}, which allocates nothing) (the arena is reused by the next forward, so one
  * executor runs one forward at a time: a second call while one runs, from another thread or
  * re-entered, is a typed error, as is any use after {@link #close}).
  */
@@ -299,7 +302,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         return profiledForwards;
     }
 
-    /** Time spent allocating the output tensors and copying the outputs out of the arena, summed over the profiled forwards. */
+    /** Time spent copying the results out of the arena into the outputs, summed over the profiled forwards. */
     public long outputCopyNanos() {
         return outputCopyNanos;
     }

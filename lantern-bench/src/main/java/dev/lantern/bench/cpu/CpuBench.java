@@ -34,7 +34,7 @@ public final class CpuBench {
 
     /**
      * @param outsideMs the profiled forward's time outside every kernel: input and arena views, output copies
-     * @param outputCopyMs the part of {@code outsideMs} spent allocating the outputs and copying them out of the arena
+     * @param outputCopyMs the part of {@code outsideMs} spent copying the outputs out of the arena into the reused output set
      * @param ortMs     NaN without a peer
      * @param relErr    ‖Lantern − ORT‖₂ / ‖ORT‖₂ of the first output; NaN when not comparable (a block's weights differ)
      */

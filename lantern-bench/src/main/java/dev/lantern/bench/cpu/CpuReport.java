@@ -64,7 +64,7 @@ public final class CpuReport {
         }
         lines.add(String.format(Locale.ROOT, row, "(outside kernels)", "", String.format(Locale.ROOT, "%.4f", r.outsideMs()),
                 String.format(Locale.ROOT, "%.1f%%", r.profiledMs() > 0 ? 100 * r.outsideMs() / r.profiledMs() : 0),
-                String.format(Locale.ROOT, "of which %.4f ms allocating and copying the outputs; the rest views", r.outputCopyMs())));
+                String.format(Locale.ROOT, "of which %.4f ms copying the outputs out; the rest views", r.outputCopyMs())));
         lines.add(String.format(Locale.ROOT, row, "(profiled forward)", "", String.format(Locale.ROOT, "%.4f", r.profiledMs()), "100%", ""));
         List<CpuBench.Step> top = r.steps().stream().sorted(Comparator.comparingDouble(CpuBench.Step::ms).reversed()).limit(5).toList();
         Map<String, Double> byKind = new TreeMap<>();
