@@ -37,10 +37,14 @@ public final class CpuBench {
      * @param outputCopyMs the part of {@code outsideMs} spent copying the outputs out of the arena into the reused output set
      * @param ortMs     NaN without a peer
      * @param relErr    ‖Lantern − ORT‖₂ / ‖ORT‖₂ of the first output; NaN when not comparable (a block's weights differ)
+     * @param lanternCpuMs median CPU time of the calling thread per forward: at one thread the whole forward
+     *                  on both sides (ORT runs a 1-thread session on the caller), and, unlike wall time, blind to
+     *                  the other processes of a shared machine; at more threads only the caller's share
+     * @param ortCpuMs  the same for ORT (NaN without a peer)
      */
     public record Result(String caseName, int threads, int rounds, int warmups, double lanternMs, double lanternMinMs,
                          List<Step> steps, double profiledMs, double outsideMs, double outputCopyMs, double ortMs, double ortMinMs,
-                         String ortVersion, double relErr) {
+                         String ortVersion, double relErr, double lanternCpuMs, double ortCpuMs) {
         public boolean hasPeer() {
             return !Double.isNaN(ortMs);
         }
@@ -82,17 +86,19 @@ public final class CpuBench {
             }
             double[] lt = new double[rounds];
             double[] ot = new double[rounds];
+            double[] lc = new double[rounds];
+            double[] oc = new double[rounds];
             for (int i = 0; i < rounds; i++) {
                 boolean lanternFirst = i % 2 == 0;
                 if (lanternFirst || ort == null) {
-                    lt[i] = time(() -> exec.run(in, outs));
+                    lt[i] = time(() -> exec.run(in, outs), lc, i);
                     tick.run();
                 }
                 if (ort != null) {
-                    ot[i] = time(ort::run);
+                    ot[i] = time(ort::run, oc, i);
                     tick.run();
                     if (!lanternFirst) {
-                        lt[i] = time(() -> exec.run(in, outs));
+                        lt[i] = time(() -> exec.run(in, outs), lc, i);
                         tick.run();
                     }
                 }
@@ -114,7 +120,7 @@ public final class CpuBench {
             }
             return new Result(target.name(), threads, rounds, warmups, median(lt), min(lt), steps, profiledMs,
                     Math.max(0, profiledMs - inKernels), copyMs, ort == null ? Double.NaN : median(ot), ort == null ? Double.NaN : min(ot),
-                    ort == null ? null : ort.version(), rel);
+                    ort == null ? null : ort.version(), rel, median(lc), ort == null ? Double.NaN : median(oc));
         }
     }
 
@@ -144,10 +150,16 @@ public final class CpuBench {
         return Math.sqrt(num / den);
     }
 
-    private static double time(Runnable r) {
+    private static final java.lang.management.ThreadMXBean THREAD = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** Wall ms of one forward; its CPU ms on this thread into cpu[i]. */
+    private static double time(Runnable r, double[] cpu, int i) {
+        long c0 = THREAD.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
         r.run();
-        return (System.nanoTime() - t0) / 1e6;
+        long t1 = System.nanoTime();
+        cpu[i] = (THREAD.getCurrentThreadCpuTime() - c0) / 1e6;
+        return (t1 - t0) / 1e6;
     }
 
     static double median(double[] v) {
