@@ -18,8 +18,8 @@ import static dev.lantern.cpu.GemmKernel.NR;
  * <li>A and B are packed once per distinct batch, in parallel, into (KC × MR) and (KC × NR)
  *     panels (f32, zero-padded), so that no task packs anything and packing costs O(MK + KN);
  * <li>tasks are (batch, MC-row block, NC-column block) tiles of C, handed out dynamically; per K
- *     block a task runs the 6×16 micro-kernel over its panels into a per-thread f32 tile buffer
- *     (a B panel, KC × NR = 16 KB, stays in L1; the A block, MC × KC = 120 KB, in L2);
+ *     block a task runs the MR × NR (8 × 2 vectors) micro-kernel over its panels into a per-thread f32 tile buffer
+ *     (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 160 KB, in L2);
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
  *     over the tile, still in L2, and stores to C in C's dtype.
  * </ol>
@@ -281,7 +281,7 @@ public final class Gemm {
                 }
             }
             if (wide < mPanels) {
-                // the last A panel holds 1..3 real rows: two B panels at a time, no FMA on padding rows
+                // the last A panel holds 1..4 real rows: two B panels at a time, no FMA on padding rows
                 int jr = 0;
                 for (; jr + 2 <= nPanels; jr += 2) {
                     GemmNarrowKernel.run(narrowRows, ap, aBlock + (long) wide * kc * MR, bp, bBlock + (long) jr * kc * NR, kc,

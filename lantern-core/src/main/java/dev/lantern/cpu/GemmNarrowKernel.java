@@ -11,9 +11,9 @@ import static dev.lantern.cpu.GemmKernel.MR;
 import static dev.lantern.cpu.GemmKernel.NR;
 
 /**
- * The micro-kernel for an A panel of 1 to 3 real rows (decode, M = 1..16, and the ragged last rows
- * of any M): rows × two B panels (4 vectors) instead of {@link GemmKernel}'s 6 × one panel, so that
- * a single row no longer pays for six (GEMV-style: M = 1 ran 6× the FMAs, all but one on padding).
+ * The micro-kernel for an A panel of 1 to 4 real rows (decode, M = 1..16, and the ragged last rows
+ * of any M): rows × two B panels (4 vectors) instead of {@link GemmKernel}'s 8 × one panel, so that
+ * a single row no longer pays for eight (GEMV-style: M = 1 ran 8× the FMAs, all but one on padding).
  * Two panels give a lone row 4 independent accumulators, enough to hide most of the FMA latency.
  *
  * <p>Same panels and the same FMA order per element as {@link GemmKernel} (c = fma(a, b, c) over
@@ -28,7 +28,7 @@ final class GemmNarrowKernel {
 
     /** Whether {@code rows} real rows of an A panel go here (vector path only). */
     static boolean takes(int rows) {
-        return CpuConfig.VECTOR && rows >= 1 && rows <= 3;
+        return CpuConfig.VECTOR && rows >= 1 && rows <= 4;
     }
 
     /**
@@ -44,6 +44,7 @@ final class GemmNarrowKernel {
         FloatVector c00 = FloatVector.zero(F), c01 = c00, c02 = c00, c03 = c00;
         FloatVector c10 = c00, c11 = c00, c12 = c00, c13 = c00;
         FloatVector c20 = c00, c21 = c00, c22 = c00, c23 = c00;
+        FloatVector c30 = c00, c31 = c00, c32 = c00, c33 = c00;
         if (accumulate) {
             c00 = FloatVector.fromArray(F, c, co);
             c01 = FloatVector.fromArray(F, c, co + w);
@@ -60,6 +61,12 @@ final class GemmNarrowKernel {
                 c21 = FloatVector.fromArray(F, c, co + 2 * ldc + w);
                 c22 = FloatVector.fromArray(F, c, co + 2 * ldc + NR);
                 c23 = FloatVector.fromArray(F, c, co + 2 * ldc + NR + w);
+            }
+            if (rows > 3) {
+                c30 = FloatVector.fromArray(F, c, co + 3 * ldc);
+                c31 = FloatVector.fromArray(F, c, co + 3 * ldc + w);
+                c32 = FloatVector.fromArray(F, c, co + 3 * ldc + NR);
+                c33 = FloatVector.fromArray(F, c, co + 3 * ldc + NR + w);
             }
         }
         final long step = NR * 4L;
@@ -91,7 +98,7 @@ final class GemmNarrowKernel {
                 c12 = x.fma(y2, c12);
                 c13 = x.fma(y3, c13);
             }
-        } else {
+        } else if (rows == 3) {
             for (int p = 0; p < kc; p++) {
                 long pb = p * step;
                 long pa = a0 + p * (MR * 4L);
@@ -115,6 +122,35 @@ final class GemmNarrowKernel {
                 c22 = x.fma(y2, c22);
                 c23 = x.fma(y3, c23);
             }
+        } else {
+            for (int p = 0; p < kc; p++) {
+                long pb = p * step;
+                long pa = a0 + p * (MR * 4L);
+                FloatVector y0 = FloatVector.fromMemorySegment(F, bp, b0 + pb, LE);
+                FloatVector y1 = FloatVector.fromMemorySegment(F, bp, b0 + pb + vb, LE);
+                FloatVector y2 = FloatVector.fromMemorySegment(F, bp, b1 + pb, LE);
+                FloatVector y3 = FloatVector.fromMemorySegment(F, bp, b1 + pb + vb, LE);
+                FloatVector x = FloatVector.broadcast(F, ap.get(FL, pa));
+                c00 = x.fma(y0, c00);
+                c01 = x.fma(y1, c01);
+                c02 = x.fma(y2, c02);
+                c03 = x.fma(y3, c03);
+                x = FloatVector.broadcast(F, ap.get(FL, pa + 4));
+                c10 = x.fma(y0, c10);
+                c11 = x.fma(y1, c11);
+                c12 = x.fma(y2, c12);
+                c13 = x.fma(y3, c13);
+                x = FloatVector.broadcast(F, ap.get(FL, pa + 8));
+                c20 = x.fma(y0, c20);
+                c21 = x.fma(y1, c21);
+                c22 = x.fma(y2, c22);
+                c23 = x.fma(y3, c23);
+                x = FloatVector.broadcast(F, ap.get(FL, pa + 12));
+                c30 = x.fma(y0, c30);
+                c31 = x.fma(y1, c31);
+                c32 = x.fma(y2, c32);
+                c33 = x.fma(y3, c33);
+            }
         }
         c00.intoArray(c, co);
         c01.intoArray(c, co + w);
@@ -131,6 +167,12 @@ final class GemmNarrowKernel {
             c21.intoArray(c, co + 2 * ldc + w);
             c22.intoArray(c, co + 2 * ldc + NR);
             c23.intoArray(c, co + 2 * ldc + NR + w);
+        }
+        if (rows > 3) {
+            c30.intoArray(c, co + 3 * ldc);
+            c31.intoArray(c, co + 3 * ldc + w);
+            c32.intoArray(c, co + 3 * ldc + NR);
+            c33.intoArray(c, co + 3 * ldc + NR + w);
         }
     }
 }
