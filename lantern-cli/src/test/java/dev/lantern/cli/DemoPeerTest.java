@@ -29,6 +29,10 @@ class DemoPeerTest {
         Files.writeString(dir.resolve("2026-02-01-bbbbbbb-bench-cpu-small-t2.json"),
                 String.join("\n", record("lantern", 1, 6.0), record("onnxruntime", 1, 9.0), record("lantern", 2, 3.0), record("onnxruntime", 2, 3.3)));
         Files.writeString(dir.resolve("2026-03-01-ccccccc-bench-encoder-small.json"), record("lantern", 2, 1.0));
+        // the same day, an older run whose commit hash sorts later: the modification time decides
+        Path older = dir.resolve("2026-02-01-fffffff-bench-cpu-small-t2.json");
+        Files.writeString(older, String.join("\n", record("lantern", 2, 2.0), record("onnxruntime", 2, 1.0)));
+        Files.setLastModifiedTime(older, java.nio.file.attribute.FileTime.fromMillis(Files.getLastModifiedTime(dir.resolve("2026-02-01-bbbbbbb-bench-cpu-small-t2.json")).toMillis() - 60_000));
 
         OrtBeside.Stored two = OrtBeside.stored(List.of(root), "cpu-small", 2).orElseThrow();
         assertEquals(1.1, two.ratio(), 1e-12);

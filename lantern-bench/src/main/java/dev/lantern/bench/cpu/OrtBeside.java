@@ -51,7 +51,8 @@ public final class OrtBeside {
 
     /**
      * The newest stored comparison for {@code caseName} under any of {@code roots}' {@code bench/results/cpu}
-     * (files are named {@code <date>-<commit>-bench-<case>[-t<threads>].json}, so the name orders them by date), preferring
+     * (newest modified first, then by name: {@code <date>-<commit>-bench-<case>[-t<threads>].json} orders a
+     * fresh checkout's files by date, but a day's runs differ only in their commit hash), preferring
      * one run at {@code threads}.
      */
     public static Optional<Stored> stored(List<Path> roots, String caseName, int threads) {
@@ -65,7 +66,7 @@ public final class OrtBeside {
             try (Stream<Path> s = Files.list(dir)) {
                 Pattern name = Pattern.compile(".*-bench-" + Pattern.quote(caseName) + "(-t\\d+)?\\.json");
                 files = s.filter(p -> name.matcher(p.getFileName().toString()).matches())
-                        .sorted(Comparator.comparing((Path p) -> p.getFileName().toString()).reversed()).toList();
+                        .sorted(Comparator.comparing(OrtBeside::modified).thenComparing(p -> p.getFileName().toString()).reversed()).toList();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -81,6 +82,15 @@ public final class OrtBeside {
             }
         }
         return any;
+    }
+
+    /** A file's modification time in ms (0 when unreadable): several runs of one day differ only there. */
+    private static long modified(Path p) {
+        try {
+            return Files.getLastModifiedTime(p).toMillis();
+        } catch (IOException e) {
+            return 0;
+        }
     }
 
     /** The (Lantern, ORT) record pairs of one results file for {@code caseName}, one per thread count. */
