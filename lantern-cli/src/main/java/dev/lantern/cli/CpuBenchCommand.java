@@ -74,7 +74,7 @@ final class CpuBenchCommand {
             r = CpuBench.run(target, peerFile, threads, rounds, warmups, bar::update);
         }
         String commit = CpuMachine.commit();
-        Path file = a.get("out", null) != null ? Path.of(a.get("out", null)) : CpuReport.defaultFile(Path.of(""), commit, r.caseName());
+        Path file = a.get("out", null) != null ? Path.of(a.get("out", null)) : CpuReport.defaultFile(Path.of(""), commit, r.caseName(), r.threads());
         CpuReport.write(file, CpuReport.file(List.of(r), commit, loadStart, CpuMachine.loadAverage()));
         if (a.flag("json")) {
             CpuReport.records(r).forEach(out::println);

@@ -30,7 +30,7 @@ final class DemoCommand {
     private DemoCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("demo", argv, Set.of("json", "force"), Set.of("config", "shape", "dump-ir", "device", "seed", "runs", "amp"))
+        Args a = Args.parse("demo", argv, Set.of("json", "force"), Set.of("config", "shape", "dump-ir", "device", "seed", "runs", "amp", "onnx"))
                 .noPositional("demo");
         BlockConfig chosen = BlockOption.of("demo", a.get("config", null), a.get("shape", null));
         BlockConfig cfg = chosen != null ? chosen : BlockConfig.named("cpu-small");
@@ -92,10 +92,12 @@ final class DemoCommand {
         r.put("naive_bytes", m.naiveBytes());
         r.put("cache_key", m.cacheKey());
         r.put("seed", seed);
+        String ortLine = DemoPeer.figure(a.get("onnx", null), model, cfg, options, seed, runs, m.compiledMs(), r);
         if (a.flag("json")) {
             out.println(Json.write(r));
         } else {
             printTable(out, r);
+            out.println(ortLine);
         }
         if (!(Double.isFinite(m.relErr()) && m.relErr() <= tolerance)) {
             err.printf("lantern demo: relative error %.3e is over the tolerance %.0e%n", m.relErr(), tolerance);

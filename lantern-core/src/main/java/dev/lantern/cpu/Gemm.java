@@ -18,8 +18,8 @@ import static dev.lantern.cpu.GemmKernel.NR;
  * <li>A and B are packed once per distinct batch, in parallel, into (KC × MR) and (KC × NR)
  *     panels (f32, zero-padded), so that no task packs anything and packing costs O(MK + KN);
  * <li>tasks are (batch, MC-row block, NC-column block) tiles of C, handed out dynamically; per K
- *     block a task runs the 6×16 micro-kernel over its panels into a per-thread f32 tile buffer
- *     (a B panel, KC × NR = 16 KB, stays in L1; the A block, MC × KC = 120 KB, in L2);
+ *     block a task runs the MR × NR (8 × 2 vectors) micro-kernel over its panels into a per-thread f32 tile buffer
+ *     (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 160 KB, in L2);
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
  *     over the tile, still in L2, and stores to C in C's dtype.
  * </ol>
@@ -51,7 +51,51 @@ public final class Gemm {
      */
     public static void run(Matrix a, Matrix b, Matrix c, int m, int n, int k, GemmEpilogue ep) {
         Matrix res = ep.residual() == null ? null : matrixOf(ep.residual());
-        core(1, a, new long[1], b, new long[1], c, new long[1], res, new long[1], m, n, k, ep);
+        core(1, a, new long[1], b, new long[1], null, c, new long[1], res, new long[1], m, n, k, ep);
+    }
+
+    /**
+     * The IR's matmul with B a weight packed once ({@link PackedWeight}): a (..., M, K) [(..., K, M)
+     * when transA], c (..., M, N). A's batch rows fold into M when they nest evenly (they do for
+     * every activation the compiler lays out); otherwise each batch is one product against the same
+     * panels. Bit-identical to {@link #matmul} on the unpacked B: the same panels, the same K order.
+     */
+    public static void matmul(View a, PackedWeight b, View c, boolean transA, GemmEpilogue ep) {
+        if (transA) {
+            a = a.permute(swapLast(a.rank()));
+        }
+        int m = a.shape().dim(-2);
+        int k = a.shape().dim(-1);
+        int n = b.n();
+        if (b.k() != k || c.shape().dim(-2) != m || c.shape().dim(-1) != n) {
+            throw new IllegalArgumentException("matmul shapes: a " + a.shape() + " · packed (" + b.k() + ", " + n + ") → c " + c.shape());
+        }
+        int rank = c.rank();
+        int[] batchDims = Arrays.copyOf(c.shape().dims(), rank - 2);
+        View ab = a.broadcastTo(withLast2(batchDims, m, k));
+        View rb = ep.residual() == null ? null : ep.residual().broadcastTo(c.shape());
+        int batches = (int) Shape.of(batchDims).numel();
+        if (rowsFold(ab) && rowsFold(c) && (rb == null || rowsFold(rb))) {
+            Matrix am = new Matrix(ab.segment(), ab.dtype(), ab.offset(), ab.strides()[rank - 2], ab.strides()[rank - 1]);
+            core(1, am, new long[1], null, new long[1], b.panels(), matrixOf2(c), new long[1], rb == null ? null : matrixOf2(rb), new long[1],
+                    batches * m, n, k, ep);
+            return;
+        }
+        long[] ao = new long[batches];
+        long[] co = new long[batches];
+        long[] ro = new long[batches];
+        int[] idx = new int[rank - 2];
+        for (int t = 0; t < batches; t++) {
+            for (int d = 0; d < idx.length; d++) {
+                ao[t] += idx[d] * ab.strides()[d];
+                co[t] += idx[d] * c.strides()[d];
+                ro[t] += rb == null ? 0 : idx[d] * rb.strides()[d];
+            }
+            for (int d = idx.length - 1; d >= 0 && ++idx[d] == batchDims[d]; d--) {
+                idx[d] = 0;
+            }
+        }
+        core(batches, matrixOf2(ab), ao, null, new long[batches], b.panels(), matrixOf2(c), co, rb == null ? null : matrixOf2(rb), ro, m, n, k, ep);
     }
 
     /**
@@ -82,7 +126,7 @@ public final class Gemm {
         if (batches > 1 && bShared && rowsFold(ab) && rowsFold(c) && (rb == null || rowsFold(rb))) {
             Matrix am = new Matrix(ab.segment(), ab.dtype(), ab.offset(), ab.strides()[rank - 2], ab.strides()[rank - 1]);
             Matrix res = rb == null ? null : matrixOf2(rb);
-            core(1, am, new long[1], matrixOf2(bb), new long[1], matrixOf2(c), new long[1], res, new long[1], batches * m, n, k, ep);
+            core(1, am, new long[1], matrixOf2(bb), new long[1], null, matrixOf2(c), new long[1], res, new long[1], batches * m, n, k, ep);
             return;
         }
         long[] ao = new long[batches];
@@ -101,7 +145,7 @@ public final class Gemm {
                 idx[d] = 0;
             }
         }
-        core(batches, matrixOf2(ab), ao, matrixOf2(bb), bo, matrixOf2(c), co, rb == null ? null : matrixOf2(rb), ro, m, n, k, ep);
+        core(batches, matrixOf2(ab), ao, matrixOf2(bb), bo, null, matrixOf2(c), co, rb == null ? null : matrixOf2(rb), ro, m, n, k, ep);
     }
 
     private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
@@ -133,7 +177,8 @@ public final class Gemm {
         return p[which];
     }
 
-    static void core(int batches, Matrix a, long[] aOff, Matrix b, long[] bOff, Matrix c, long[] cOff,
+    /** bPacked: B's panels packed once ({@link PackedWeight}), or null to pack b here (then b is read). */
+    static void core(int batches, Matrix a, long[] aOff, Matrix b, long[] bOff, MemorySegment bPacked, Matrix c, long[] cOff,
                      Matrix res, long[] rOff, int m, int n, int k, GemmEpilogue ep) {
         if (m == 0 || n == 0) {
             return;
@@ -149,13 +194,14 @@ public final class Gemm {
         long aSize = (long) mPad * k;
         long bSize = (long) nPad * k;
         MemorySegment ap = packed(0, aSize * aDistinct.length);
-        MemorySegment bp = packed(1, bSize * bDistinct.length);
+        MemorySegment bp = bPacked != null ? bPacked : packed(1, bSize * bDistinct.length);
         int mPanels = mPad / MR;
         int nPanels = nPad / NR;
         int aGroups = (mPanels + 7) / 8;
         int bGroups = (nPanels + 7) / 8;
         int aTasks = aDistinct.length * kBlocks * aGroups;
-        Parallel.forEach(aTasks + bDistinct.length * kBlocks * bGroups, task -> {
+        int bTasks = bPacked != null ? 0 : bDistinct.length * kBlocks * bGroups;
+        Parallel.forEach(aTasks + bTasks, task -> {
             float[] tmp = scratch()[1];
             float[] panel = scratch()[4];
             boolean isA = task < aTasks;
@@ -183,6 +229,9 @@ public final class Gemm {
         // Narrow the column blocks until there are a few tiles per thread (cpu-small's 256 × 256
         // GEMMs would otherwise be 3 tiles on 2 threads).
         int mTiles = (m + MC - 1) / MC;
+        // even row blocks (a multiple of MR each): M = 128 is 2 × 66 rows, not 120 + 8, whose
+        // second tile ran a third of its micro-kernels on padding
+        int mcBlock = ((m + mTiles - 1) / mTiles + MR - 1) / MR * MR;
         int nc = NC;
         while (nc > 2 * NR && (long) batches * mTiles * ((n + nc - 1) / nc) < 4L * CpuConfig.THREADS) {
             nc /= 2;
@@ -194,7 +243,7 @@ public final class Gemm {
             int mt = task / nTiles % mTiles;
             int t = task / nTiles / mTiles;
             tile(ap, aIndex[t] * aSize, mPad, bp, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], biasF, ep,
-                    mt * MC, Math.min(MC, m - mt * MC), nt * ncBlock, Math.min(ncBlock, n - nt * ncBlock), k);
+                    mt * mcBlock, Math.min(mcBlock, m - mt * mcBlock), nt * ncBlock, Math.min(ncBlock, n - nt * ncBlock), k);
         });
     }
 
@@ -220,13 +269,26 @@ public final class Gemm {
         if (k == 0) {
             Arrays.fill(cbuf, 0f);
         }
+        int narrowRows = mc - (mPanels - 1) * MR;
+        int wide = GemmNarrowKernel.takes(narrowRows) ? mPanels - 1 : mPanels;
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
             long aBlock = aBase + (long) k0 * mPad + (long) (i0 / MR) * kc * MR;
             long bBlock = bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR;
             for (int jr = 0; jr < nPanels; jr++) {
-                for (int ir = 0; ir < mPanels; ir++) {
+                for (int ir = 0; ir < wide; ir++) {
                     GemmKernel.run(ap, aBlock + (long) ir * kc * MR, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
+                }
+            }
+            if (wide < mPanels) {
+                // the last A panel holds 1..4 real rows: two B panels at a time, no FMA on padding rows
+                int jr = 0;
+                for (; jr + 2 <= nPanels; jr += 2) {
+                    GemmNarrowKernel.run(narrowRows, ap, aBlock + (long) wide * kc * MR, bp, bBlock + (long) jr * kc * NR, kc,
+                            cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
+                }
+                if (jr < nPanels) {
+                    GemmKernel.run(ap, aBlock + (long) wide * kc * MR, bp, bBlock + (long) jr * kc * NR, kc, cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
         }

@@ -9,10 +9,13 @@ import java.nio.ByteOrder;
 import static dev.lantern.cpu.CpuConfig.F;
 
 /**
- * The register-tiled micro-kernel: an MR × NR tile of C (6 rows × 2 vectors = 12 accumulators,
- * 6×16 on AVX2) updated by kc rank-1 steps from packed panels:
+ * The register-tiled micro-kernel: an MR × NR tile of C (8 rows × 2 vectors = 16 accumulators,
+ * 8×32 with 512-bit vectors, 8×16 on AVX2) updated by kc rank-1 steps from packed panels:
  * ap holds A's MR rows interleaved (ap[p·MR + r] = A[r, p]), bp holds B's NR columns row by row
- * (bp[p·NR + c] = B[p, c]). Per step: 2 vector loads of B, 6 broadcasts of A, 12 FMAs.
+ * (bp[p·NR + c] = B[p, c]). Per step: 2 vector loads of B, 8 broadcasts of A, 16 FMAs. Eight rows
+ * rather than six: 5–10 % more GFLOP/s per core on AVX-512 (CPU time, one thread, packed weights:
+ * 128×768×2304 144 → 157–161, 256×1024×256 111–121 → 121–145), 32 vector registers holding the
+ * 16 accumulators, 2 B vectors and the broadcast with room to spare.
  * C is a padded f32 tile buffer (row stride ldc), loaded first when {@code accumulate}.
  *
  * <p>NOTE: the panels are read from native {@link MemorySegment}s, not with {@code fromArray}: C2
@@ -25,7 +28,7 @@ import static dev.lantern.cpu.CpuConfig.F;
 final class GemmKernel {
     private GemmKernel() {}
 
-    static final int MR = 6;
+    static final int MR = 8;
     /** Two vectors of the preferred species (16 on AVX2); 16 when vectorisation is off. */
     static final int NR = CpuConfig.VECTOR ? 2 * F.length() : 16;
 
@@ -43,7 +46,7 @@ final class GemmKernel {
 
     private static void vector(MemorySegment ap, long a, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
         final int w = F.length();
-        FloatVector c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+        FloatVector c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71;
         if (accumulate) {
             c00 = FloatVector.fromArray(F, c, co);
             c01 = FloatVector.fromArray(F, c, co + w);
@@ -57,8 +60,12 @@ final class GemmKernel {
             c41 = FloatVector.fromArray(F, c, co + 4 * ldc + w);
             c50 = FloatVector.fromArray(F, c, co + 5 * ldc);
             c51 = FloatVector.fromArray(F, c, co + 5 * ldc + w);
+            c60 = FloatVector.fromArray(F, c, co + 6 * ldc);
+            c61 = FloatVector.fromArray(F, c, co + 6 * ldc + w);
+            c70 = FloatVector.fromArray(F, c, co + 7 * ldc);
+            c71 = FloatVector.fromArray(F, c, co + 7 * ldc + w);
         } else {
-            c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = FloatVector.zero(F);
+            c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = FloatVector.zero(F);
         }
         final long vb = w * 4L;
         long end = b + kc * 2 * vb;
@@ -83,6 +90,12 @@ final class GemmKernel {
             x = FloatVector.broadcast(F, ap.get(FL, a + 20));
             c50 = x.fma(b0, c50);
             c51 = x.fma(b1, c51);
+            x = FloatVector.broadcast(F, ap.get(FL, a + 24));
+            c60 = x.fma(b0, c60);
+            c61 = x.fma(b1, c61);
+            x = FloatVector.broadcast(F, ap.get(FL, a + 28));
+            c70 = x.fma(b0, c70);
+            c71 = x.fma(b1, c71);
         }
         c00.intoArray(c, co);
         c01.intoArray(c, co + w);
@@ -96,6 +109,10 @@ final class GemmKernel {
         c41.intoArray(c, co + 4 * ldc + w);
         c50.intoArray(c, co + 5 * ldc);
         c51.intoArray(c, co + 5 * ldc + w);
+        c60.intoArray(c, co + 6 * ldc);
+        c61.intoArray(c, co + 6 * ldc + w);
+        c70.intoArray(c, co + 7 * ldc);
+        c71.intoArray(c, co + 7 * ldc + w);
     }
 
     private static void scalar(MemorySegment ap, long ao, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {

@@ -1,60 +1,149 @@
 package dev.lantern.cpu;
 
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntConsumer;
 
 /**
- * The backend's one worker pool ({@link CpuConfig#THREADS} − 1 daemon workers plus the caller) and
- * its only loop: {@link #forEach} hands task indices out from a shared counter, so uneven tasks
- * balance themselves. A call from inside a worker runs inline: kernels never nest parallelism.
+ * The backend's one worker pool ({@link CpuConfig#THREADS} − 1 persistent daemon workers plus the
+ * caller) and its only loop: {@link #forEach} publishes one job, and every thread takes task
+ * indices from its shared counter, so uneven tasks balance themselves. A call from inside a worker
+ * runs inline: kernels never nest parallelism.
+ *
+ * <p>No task object is created per call and no thread is started: a worker that finished a job
+ * spins for {@link #SPIN} rounds waiting for the next (a forward is a few hundred calls, microseconds
+ * apart), then parks until the next call unparks it. The pool runs one job at a time; a second
+ * thread calling while a job runs (two executors on two threads) runs its tasks inline on its own
+ * thread, since every core is busy already. Which thread runs which task changes no result: tasks
+ * write disjoint outputs and no kernel splits a reduction across tasks.
  */
 public final class Parallel {
     private Parallel() {}
 
-    private static final ForkJoinPool POOL = CpuConfig.THREADS > 1
-            ? new ForkJoinPool(CpuConfig.THREADS - 1, pool -> {
-                var t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
-                t.setName("lantern-cpu-" + t.getPoolIndex());
-                t.setDaemon(true);
-                return t;
-            }, null, false)
-            : null;
+    /** Idle spins before a worker parks (about 50 µs). */
+    private static final int SPIN = 1 << 14;
+
+    /** One {@link #forEach} call: tasks handed out from {@code next}; {@code done} counts finished ones. */
+    private static final class Job {
+        final int tasks;
+        final IntConsumer body;
+        final AtomicInteger next = new AtomicInteger();
+        final AtomicInteger done = new AtomicInteger();
+        volatile Throwable failure;
+
+        Job(int tasks, IntConsumer body) {
+            this.tasks = tasks;
+            this.body = body;
+        }
+
+        void drain() {
+            for (int i = next.getAndIncrement(); i < tasks; i = next.getAndIncrement()) {
+                try {
+                    if (failure == null) {
+                        body.accept(i);
+                    }
+                } catch (Throwable t) {
+                    if (failure == null) {
+                        failure = t;
+                    }
+                } finally {
+                    done.incrementAndGet();
+                }
+            }
+        }
+    }
+
+    private static final ReentrantLock LOCK = new ReentrantLock();
+    private static volatile Job current;
+    /** Bumped per published job, so that a worker runs each job at most once. */
+    private static volatile long generation;
+    private static final Thread[] WORKERS = new Thread[CpuConfig.THREADS - 1];
+    private static final boolean[] PARKED = new boolean[WORKERS.length];
 
     private static final ThreadLocal<Boolean> INSIDE = ThreadLocal.withInitial(() -> false);
+
+    static {
+        for (int w = 0; w < WORKERS.length; w++) {
+            int id = w;
+            Thread t = new Thread(() -> work(id), "lantern-cpu-" + w);
+            t.setDaemon(true);
+            WORKERS[w] = t;
+            t.start();
+        }
+    }
+
+    private static void work(int id) {
+        INSIDE.set(true);
+        long seen = 0;
+        while (true) {
+            int spins = 0;
+            while (generation == seen) {
+                if (spins++ < SPIN) {
+                    Thread.onSpinWait();
+                } else {
+                    synchronized (PARKED) {
+                        PARKED[id] = true;
+                    }
+                    if (generation == seen) {
+                        LockSupport.park(Parallel.class);
+                    }
+                    synchronized (PARKED) {
+                        PARKED[id] = false;
+                    }
+                }
+            }
+            seen = generation;
+            Job job = current;
+            if (job != null) {
+                job.drain();
+            }
+        }
+    }
 
     /** Runs {@code body.accept(i)} for every i in [0, tasks), spread over the pool; returns when all are done. */
     public static void forEach(int tasks, IntConsumer body) {
         if (tasks <= 0) {
             return;
         }
-        if (POOL == null || tasks == 1 || INSIDE.get()) {
+        if (WORKERS.length == 0 || tasks == 1 || INSIDE.get() || !LOCK.tryLock()) {
             for (int i = 0; i < tasks; i++) {
                 body.accept(i);
             }
             return;
         }
-        AtomicInteger next = new AtomicInteger();
-        Runnable drain = () -> {
-            boolean was = INSIDE.get();
+        Job job = new Job(tasks, body);
+        try {
+            current = job;
+            generation++;
+            synchronized (PARKED) {
+                for (int w = 0; w < WORKERS.length; w++) {
+                    if (PARKED[w]) {
+                        LockSupport.unpark(WORKERS[w]);
+                    }
+                }
+            }
             INSIDE.set(true);
             try {
-                for (int i = next.getAndIncrement(); i < tasks; i = next.getAndIncrement()) {
-                    body.accept(i);
-                }
+                job.drain();
             } finally {
-                INSIDE.set(was);
+                INSIDE.set(false);
             }
-        };
-        int helpers = Math.min(tasks, CpuConfig.THREADS) - 1;
-        ForkJoinTask<?>[] forks = new ForkJoinTask<?>[helpers];
-        for (int h = 0; h < helpers; h++) {
-            forks[h] = POOL.submit(drain);
+            // a worker may still run the last tasks it took; wait for them (microseconds)
+            while (job.done.get() < tasks) {
+                Thread.onSpinWait();
+            }
+            current = null;
+        } finally {
+            LOCK.unlock();
         }
-        drain.run();
-        for (ForkJoinTask<?> f : forks) {
-            f.join();
+        Throwable f = job.failure;
+        if (f instanceof RuntimeException re) {
+            throw re;
+        } else if (f instanceof Error e) {
+            throw e;
+        } else if (f != null) {
+            throw new IllegalStateException(f);
         }
     }
 

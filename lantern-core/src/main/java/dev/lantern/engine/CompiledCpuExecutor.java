@@ -1,6 +1,7 @@
 package dev.lantern.engine;
 
 import dev.lantern.cpu.EagerExecutor;
+import dev.lantern.cpu.PackedWeight;
 import dev.lantern.cpu.Elementwise;
 import dev.lantern.cpu.View;
 import dev.lantern.engine.cpu.FusedKernels;
@@ -29,9 +30,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * one arena laid out by the memory plan, each kernel multi-threaded by the backend.
  *
  * <p>{@link #bind} takes the parameters once (converted to the dtype the compiled graph declares,
- * so autocast's bf16 weights are converted here and not per forward) and materialises constants.
+ * so autocast's bf16 weights are converted here and not per forward), materialises constants and
+ * packs every GEMM weight into the micro-kernel's panels ({@link PackedWeight}): the packed copy is
+ * what forwards read, so a weight changed in place after bind needs bind again.
  * {@link #run} then only builds the input views, walks the free views, runs the prepared kernels
- * and copies the outputs out of the arena (the arena is reused by the next forward, so one
+ * and copies the outputs out of the arena, into fresh tensors or into the caller's own
+ * ({@link #run(Map, Map)}, which allocates nothing) (the arena is reused by the next forward, so one
  * executor runs one forward at a time: a second call while one runs, from another thread or
  * re-entered, is a typed error, as is any use after {@link #close}).
  */
@@ -39,6 +43,8 @@ public final class CompiledCpuExecutor implements AutoCloseable {
     private final CompiledModel model;
     private final Graph graph;
     private final Arena arena = Arena.ofShared();
+    /** The packed weights of the last {@link #bind}; null before. */
+    private Arena weights;
     private final MemorySegment memory;
     private final Map<String, View> fixed = new HashMap<>();
     private final Map<String, Long> offsets = new HashMap<>();
@@ -86,8 +92,44 @@ public final class CompiledCpuExecutor implements AutoCloseable {
                 fixed.put(n.name(), View.of(c));
             }
         }
+        packWeights();
         bound_ = true;
         return this;
+    }
+
+    /**
+     * Packs every gemm's B that is a parameter (or a free view of one: a transposed weight) into the
+     * micro-kernel's panels once, so that no forward packs a weight again; a weight read by several
+     * kernels is packed once. Replaces what an earlier bind packed.
+     */
+    private void packWeights() {
+        if (weights != null) {
+            weights.close();
+        }
+        weights = Arena.ofShared();
+        Map<String, View> known = new HashMap<>(fixed);
+        for (Node n : graph.nodes()) {
+            if (!n.op().isSource() && dev.lantern.kernel.KernelLowering.isFree(n, graph) && known.containsKey(n.input(0))) {
+                known.put(n.name(), EagerExecutor.freeView(n, known.get(n.input(0))));
+            }
+        }
+        Map<String, PackedWeight> packed = new HashMap<>();
+        List<Kernel> kernels = model.kernels();
+        for (int i = 0; i < kernels.size(); i++) {
+            Kernel k = kernels.get(i);
+            if (k.inputs().size() < 2) {
+                continue;
+            }
+            String b = k.inputs().get(1).value();
+            View w = FusedKernels.weightOperand(k, known.get(b));
+            if (w != null) {
+                String key = b + (w == known.get(b) ? "" : "^T");
+                PackedWeight p = packed.computeIfAbsent(key, x -> PackedWeight.pack(w, weights));
+                bound.set(i, FusedKernels.prepare(k, p));
+            } else {
+                bound.set(i, FusedKernels.prepare(k));
+            }
+        }
     }
 
     /**
@@ -108,6 +150,32 @@ public final class CompiledCpuExecutor implements AutoCloseable {
 
     /** One forward: inputs by name; outputs by the source graph's SSA names, as fresh dense tensors. */
     public Map<String, Tensor> run(Map<String, Tensor> inputs) {
+        return run(inputs, newOutputs());
+    }
+
+    /**
+     * Dense tensors of the outputs' types, keyed by the source graph's output names: what
+     * {@link #run(Map, Map)} writes into. Allocating them once and passing them to every forward
+     * saves a fresh native allocation per forward (for GPT-2-small's 128 × 50257 logits, a zeroed
+     * 26 MB that cost more than the forward's GEMMs at batch 1).
+     */
+    public Map<String, Tensor> newOutputs() {
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        List<String> names = model.source().outputs();
+        for (int i = 0; i < graph.outputs().size(); i++) {
+            out.put(names.get(i), Tensor.allocate(graph.node(graph.outputs().get(i)).type().dtype(),
+                    graph.node(graph.outputs().get(i)).type().shape()));
+        }
+        return out;
+    }
+
+    /**
+     * One forward into caller-owned outputs (as {@link #newOutputs} makes them: every output name,
+     * each a dense tensor of its output's dtype and element count); returns {@code outputs}. The
+     * executor writes them during this call only and keeps no reference: what the caller holds is
+     * never overwritten behind its back, and reusing one set across forwards is the caller's choice.
+     */
+    public Map<String, Tensor> run(Map<String, Tensor> inputs, Map<String, Tensor> outputs) {
         if (!bound_) {
             throw new LanternException("compiled: bind(parameters) before run(inputs)");
         }
@@ -119,13 +187,21 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             if (closed) {
                 throw new LanternException("compiled: run on a closed executor (its arena is freed)");
             }
-            return forward(inputs);
+            return forward(inputs, outputs);
         } finally {
             running.set(false);
         }
     }
 
-    private Map<String, Tensor> forward(Map<String, Tensor> inputs) {
+    private Map<String, Tensor> forward(Map<String, Tensor> inputs, Map<String, Tensor> out) {
+        List<String> names = model.source().outputs();
+        for (int i = 0; i < graph.outputs().size(); i++) {
+            TensorType type = graph.node(graph.outputs().get(i)).type();
+            Tensor t = out.get(names.get(i));
+            if (t == null || t.dtype() != type.dtype() || t.numel() != type.shape().numel()) {
+                throw new LanternException("compiled: output \"" + names.get(i) + "\" must be a dense " + type + ", given " + t);
+            }
+        }
         Map<String, View> env = new HashMap<>(fixed);
         for (Node n : graph.nodes()) {
             if (n.op() == Op.INPUT) {
@@ -172,20 +248,17 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         long copyStart = profiling ? System.nanoTime() : 0;
         // Keyed by the source graph's output names: passes may rename a returned value (an identity
         // cast dropped, a duplicate merged) but keep the outputs' positions.
-        Map<String, Tensor> out = new LinkedHashMap<>();
-        List<String> names = model.source().outputs();
         for (int i = 0; i < graph.outputs().size(); i++) {
             View v = env.get(graph.outputs().get(i));
-            Tensor t = Tensor.allocate(v.dtype(), v.shape());
+            Tensor t = out.get(names.get(i));
             if (java.util.Arrays.equals(v.strides(), v.shape().contiguousStrides())) {
                 // a dense output is one bulk copy: the general elementwise program took ~20 ns an element
                 // (39-52 % of GPT-2-small's CPU forward went to copying its logits, `bench cpu`)
                 long bytes = v.shape().numel() * v.dtype().bytes();
                 java.lang.foreign.MemorySegment.copy(v.segment(), v.offset() * v.dtype().bytes(), t.segment(), 0, bytes);
             } else {
-                Elementwise.copy(v, View.of(t));
+                Elementwise.copy(v, View.of(t).reshape(v.shape()));
             }
-            out.put(names.get(i), t);
         }
         if (profiling) {
             outputCopyNanos += System.nanoTime() - copyStart;
@@ -229,7 +302,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         return profiledForwards;
     }
 
-    /** Time spent allocating the output tensors and copying the outputs out of the arena, summed over the profiled forwards. */
+    /** Time spent copying the results out of the arena into the outputs, summed over the profiled forwards. */
     public long outputCopyNanos() {
         return outputCopyNanos;
     }
@@ -264,6 +337,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             if (!closed) {
                 closed = true;
                 arena.close();
+                if (weights != null) {
+                    weights.close();
+                }
             }
         } finally {
             running.set(false);

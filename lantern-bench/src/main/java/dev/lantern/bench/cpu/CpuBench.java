@@ -26,6 +26,9 @@ import java.util.function.LongConsumer;
 public final class CpuBench {
     private CpuBench() {}
 
+    /** Least warm-up time (both sides together) before timing, whatever {@code warmups} says. */
+    static final long WARM_NANOS = 5_000_000_000L;
+
     /** The agreement past which a model's figure is marked invalid (relative L2 error against ORT, in double). */
     public static final double MAX_REL_ERR = 1e-4;
 
@@ -34,13 +37,17 @@ public final class CpuBench {
 
     /**
      * @param outsideMs the profiled forward's time outside every kernel: input and arena views, output copies
-     * @param outputCopyMs the part of {@code outsideMs} spent allocating the outputs and copying them out of the arena
+     * @param outputCopyMs the part of {@code outsideMs} spent copying the outputs out of the arena into the reused output set
      * @param ortMs     NaN without a peer
      * @param relErr    ‖Lantern − ORT‖₂ / ‖ORT‖₂ of the first output; NaN when not comparable (a block's weights differ)
+     * @param lanternCpuMs median CPU time of the calling thread per forward: at one thread the whole forward
+     *                  on both sides (ORT runs a 1-thread session on the caller), and, unlike wall time, blind to
+     *                  the other processes of a shared machine; at more threads only the caller's share
+     * @param ortCpuMs  the same for ORT (NaN without a peer)
      */
     public record Result(String caseName, int threads, int rounds, int warmups, double lanternMs, double lanternMinMs,
                          List<Step> steps, double profiledMs, double outsideMs, double outputCopyMs, double ortMs, double ortMinMs,
-                         String ortVersion, double relErr) {
+                         String ortVersion, double relErr, double lanternCpuMs, double ortCpuMs) {
         public boolean hasPeer() {
             return !Double.isNaN(ortMs);
         }
@@ -69,8 +76,14 @@ public final class CpuBench {
         long[] done = {0};
         Runnable tick = () -> progress.accept(++done[0]);
         try (CompiledCpuExecutor exec = target.executor(); OrtPeer ort = peerFile == null ? null : new OrtPeer(peerFile, threads, in)) {
-            for (int i = 0; i < warmups; i++) {
-                exec.run(in);
+            // one set of outputs reused by every forward, as a serving loop would (ORT likewise hands
+            // out outputs from its own arena): the figure is the forward, not a 26 MB allocation
+            Map<String, Tensor> outs = exec.newOutputs();
+            // at least `warmups` forwards a side and at least WARM_NANOS of them: C2 needs a few hundred
+            // forwards of a small block (cpu-small after 20: 7.2 ms; after 500: 2.1 ms)
+            long warmStart = System.nanoTime();
+            for (int i = 0; i < warmups || (warmups > 0 && System.nanoTime() - warmStart < WARM_NANOS); i++) {
+                exec.run(in, outs);
                 tick.run();
                 if (ort != null) {
                     ort.run();
@@ -79,17 +92,19 @@ public final class CpuBench {
             }
             double[] lt = new double[rounds];
             double[] ot = new double[rounds];
+            double[] lc = new double[rounds];
+            double[] oc = new double[rounds];
             for (int i = 0; i < rounds; i++) {
                 boolean lanternFirst = i % 2 == 0;
                 if (lanternFirst || ort == null) {
-                    lt[i] = time(() -> exec.run(in));
+                    lt[i] = time(() -> exec.run(in, outs), lc, i);
                     tick.run();
                 }
                 if (ort != null) {
-                    ot[i] = time(ort::run);
+                    ot[i] = time(ort::run, oc, i);
                     tick.run();
                     if (!lanternFirst) {
-                        lt[i] = time(() -> exec.run(in));
+                        lt[i] = time(() -> exec.run(in, outs), lc, i);
                         tick.run();
                     }
                 }
@@ -97,7 +112,7 @@ public final class CpuBench {
             exec.profiling(true);
             long t0 = System.nanoTime();
             for (int i = 0; i < rounds; i++) {
-                exec.run(in);
+                exec.run(in, outs);
                 tick.run();
             }
             double profiledMs = (System.nanoTime() - t0) / 1e6 / rounds;
@@ -107,11 +122,11 @@ public final class CpuBench {
             double inKernels = steps.stream().mapToDouble(Step::ms).sum();
             double rel = Double.NaN;
             if (ort != null && target.onnx() != null) {
-                rel = relErr(exec.run(in).values().iterator().next().toDoubles(), ort.firstOutput());
+                rel = relErr(exec.run(in, outs).values().iterator().next().toDoubles(), ort.firstOutput());
             }
             return new Result(target.name(), threads, rounds, warmups, median(lt), min(lt), steps, profiledMs,
                     Math.max(0, profiledMs - inKernels), copyMs, ort == null ? Double.NaN : median(ot), ort == null ? Double.NaN : min(ot),
-                    ort == null ? null : ort.version(), rel);
+                    ort == null ? null : ort.version(), rel, median(lc), ort == null ? Double.NaN : median(oc));
         }
     }
 
@@ -141,10 +156,16 @@ public final class CpuBench {
         return Math.sqrt(num / den);
     }
 
-    private static double time(Runnable r) {
+    private static final java.lang.management.ThreadMXBean THREAD = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** Wall ms of one forward; its CPU ms on this thread into cpu[i]. */
+    private static double time(Runnable r, double[] cpu, int i) {
+        long c0 = THREAD.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
         r.run();
-        return (System.nanoTime() - t0) / 1e6;
+        long t1 = System.nanoTime();
+        cpu[i] = (THREAD.getCurrentThreadCpuTime() - c0) / 1e6;
+        return (t1 - t0) / 1e6;
     }
 
     static double median(double[] v) {

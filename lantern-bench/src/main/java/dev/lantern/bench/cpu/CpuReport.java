@@ -35,13 +35,14 @@ public final class CpuReport {
         }
         steps.append(']');
         out.add(String.format(Locale.ROOT, "{\"case\": %s, \"impl\": \"lantern\", \"threads\": %d, \"ms\": %.4f, \"min_ms\": %.4f, "
-                        + "\"rounds\": %d, \"warmups\": %d, \"kernels\": %d, \"profiled_ms\": %.4f, \"outside_kernels_ms\": %.4f, \"output_copy_ms\": %.4f, \"steps\": %s}",
-                str(r.caseName()), r.threads(), r.lanternMs(), r.lanternMinMs(), r.rounds(), r.warmups(), r.steps().size(), r.profiledMs(),
+                        + "\"cpu_ms\": %.4f, \"rounds\": %d, \"warmups\": %d, \"kernels\": %d, \"profiled_ms\": %.4f, \"outside_kernels_ms\": %.4f, \"output_copy_ms\": %.4f, \"steps\": %s}",
+                str(r.caseName()), r.threads(), r.lanternMs(), r.lanternMinMs(), r.lanternCpuMs(), r.rounds(), r.warmups(), r.steps().size(), r.profiledMs(),
                 r.outsideMs(), r.outputCopyMs(), steps));
         if (r.hasPeer()) {
             out.add(String.format(Locale.ROOT, "{\"case\": %s, \"impl\": \"onnxruntime\", \"version\": %s, \"threads\": %d, \"ms\": %.4f, "
-                            + "\"min_ms\": %.4f, \"optimization\": \"ALL_OPT\", \"lantern_speed_vs_ort\": %.4f, \"rel_err\": %s, \"valid\": %b}",
-                    str(r.caseName()), str(r.ortVersion()), r.threads(), r.ortMs(), r.ortMinMs(), r.speedVsOrt(),
+                            + "\"min_ms\": %.4f, \"cpu_ms\": %.4f, \"optimization\": \"ALL_OPT\", \"lantern_speed_vs_ort\": %.4f, "
+                            + "\"lantern_cpu_speed_vs_ort\": %.4f, \"rel_err\": %s, \"valid\": %b}",
+                    str(r.caseName()), str(r.ortVersion()), r.threads(), r.ortMs(), r.ortMinMs(), r.ortCpuMs(), r.speedVsOrt(), r.ortCpuMs() / r.lanternCpuMs(),
                     Double.isNaN(r.relErr()) ? "null" : String.format(Locale.ROOT, "%.3e", r.relErr()), r.valid()));
         }
         return out;
@@ -54,7 +55,10 @@ public final class CpuReport {
                 r.threads() == 1 ? "" : "s", r.lanternMs(), r.lanternMinMs())
                 + (r.hasPeer() ? String.format(Locale.ROOT, ", ONNX Runtime %s %.3f ms (min %.3f): Lantern at %.2fx ORT's speed%s",
                 r.ortVersion(), r.ortMs(), r.ortMinMs(), r.speedVsOrt(), Double.isNaN(r.relErr()) ? ""
-                        : String.format(Locale.ROOT, ", rel err %.1e%s", r.relErr(), r.valid() ? "" : " INVALID")) : ""));
+                        : String.format(Locale.ROOT, ", rel err %.1e%s", r.relErr(), r.valid() ? "" : " INVALID")) : "")
+                // at one thread the caller's CPU time is the whole forward on both sides, and blind to other load
+                + (r.threads() == 1 && r.hasPeer() ? String.format(Locale.ROOT, "; CPU time %.3f vs %.3f ms: %.2fx",
+                r.lanternCpuMs(), r.ortCpuMs(), r.ortCpuMs() / r.lanternCpuMs()) : ""));
         int w = Math.max(6, r.steps().stream().mapToInt(s -> s.kernel().length()).max().orElse(6));
         String row = "  %-" + w + "s  %-11s %9s %7s  %s";
         lines.add(String.format(Locale.ROOT, row, "kernel", "kind", "ms", "share", "ops"));
@@ -64,7 +68,7 @@ public final class CpuReport {
         }
         lines.add(String.format(Locale.ROOT, row, "(outside kernels)", "", String.format(Locale.ROOT, "%.4f", r.outsideMs()),
                 String.format(Locale.ROOT, "%.1f%%", r.profiledMs() > 0 ? 100 * r.outsideMs() / r.profiledMs() : 0),
-                String.format(Locale.ROOT, "of which %.4f ms allocating and copying the outputs; the rest views", r.outputCopyMs())));
+                String.format(Locale.ROOT, "of which %.4f ms copying the outputs out; the rest views", r.outputCopyMs())));
         lines.add(String.format(Locale.ROOT, row, "(profiled forward)", "", String.format(Locale.ROOT, "%.4f", r.profiledMs()), "100%", ""));
         List<CpuBench.Step> top = r.steps().stream().sorted(Comparator.comparingDouble(CpuBench.Step::ms).reversed()).limit(5).toList();
         Map<String, Double> byKind = new TreeMap<>();
@@ -95,10 +99,13 @@ public final class CpuReport {
         return j.toString();
     }
 
-    /** The default results file: {@code bench/results/cpu/<date>-<commit>-bench-<case>.json} under {@code root}. */
-    public static Path defaultFile(Path root, String commit, String caseName) {
+    /**
+     * The default results file: {@code bench/results/cpu/<date>-<commit>-bench-<case>-t<threads>.json}
+     * under {@code root} (the thread count in the name: a 1-thread run does not replace the 2-thread one).
+     */
+    public static Path defaultFile(Path root, String commit, String caseName, int threads) {
         String safe = caseName.replaceAll("[^A-Za-z0-9._-]", "_");
-        return root.resolve("bench/results/cpu").resolve(LocalDate.now(ZoneOffset.UTC) + "-" + commit + "-bench-" + safe + ".json");
+        return root.resolve("bench/results/cpu").resolve(LocalDate.now(ZoneOffset.UTC) + "-" + commit + "-bench-" + safe + "-t" + threads + ".json");
     }
 
     public static void write(Path file, String text) {

@@ -38,6 +38,13 @@ public final class OrtPeer implements AutoCloseable {
             OrtSession.SessionOptions opts = new OrtSession.SessionOptions();
             opts.setIntraOpNumThreads(threads);
             opts.setInterOpNumThreads(1);
+            // NOTE: ORT's intra-op workers spin after a forward by default; interleaved with Lantern's
+            // forwards on a 2-core machine, that spinning took a core from Lantern's next forward (cpu-small,
+            // 2 threads: Lantern 4.6 ms beside a spinning ORT, 1.9 ms beside a non-spinning one, 2.1 ms alone;
+            // ORT's own time 2.07 ms either way). -Dlantern.bench.ortSpin=true restores ORT's default.
+            if (!Boolean.parseBoolean(System.getProperty("lantern.bench.ortSpin", "false"))) {
+                opts.addConfigEntry("session.intra_op.allow_spinning", "0");
+            }
             opts.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
             session = env.createSession(file.toString(), opts);
             List<Tensor> byPosition = new ArrayList<>(lanternInputs.values());

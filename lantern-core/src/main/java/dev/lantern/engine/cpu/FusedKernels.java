@@ -8,6 +8,7 @@ import dev.lantern.cpu.Gemm;
 import dev.lantern.cpu.GemmEpilogue;
 import dev.lantern.cpu.Norm;
 import dev.lantern.cpu.OpKernels;
+import dev.lantern.cpu.PackedWeight;
 import dev.lantern.cpu.Rope;
 import dev.lantern.cpu.UnaryFn;
 import dev.lantern.cpu.View;
@@ -42,10 +43,22 @@ public final class FusedKernels {
     }
 
     public static Bound prepare(Kernel k) {
+        return prepare(k, null);
+    }
+
+    /**
+     * As {@link #prepare(Kernel)}, with B (input 1) of a gemm or matmul kernel already packed
+     * (a weight, packed at bind by {@link #weightOperand}'s view); null: B is packed per call.
+     */
+    public static Bound prepare(Kernel k, PackedWeight packedB) {
         Node n = k.node();
         Attrs a = n.op().withDefaults(n.attrs());
+        if (packedB != null && n.op() == Op.MATMUL) {
+            boolean ta = a.getBool("transpose_a", false);
+            return (in, out, ws) -> Gemm.matmul(in.get(0), packedB, out, ta, GemmEpilogue.NONE);
+        }
         return switch (n.op()) {
-            case GEMM -> gemm(a);
+            case GEMM -> gemm(a, packedB);
             case ATTENTION -> KernelLowering.ATTENTION_PER_HEAD.equals(k.key().specialization().get("strategy"))
                     ? headAttention(a, k) : attention(a);
             case FUSED_NORM -> norm(a);
@@ -57,7 +70,20 @@ public final class FusedKernels {
         };
     }
 
-    private static Bound gemm(Attrs a) {
+    /**
+     * B of a gemm or matmul kernel as the (K, N) operand {@link PackedWeight} packs (the transpose
+     * read as strides), when {@code b} is a 2-D view; otherwise null (batched B, or another kernel).
+     */
+    public static View weightOperand(Kernel k, View b) {
+        Op op = k.node().op();
+        if ((op != Op.GEMM && op != Op.MATMUL) || b == null || !PackedWeight.packable(b)) {
+            return null;
+        }
+        boolean tb = op.withDefaults(k.node().attrs()).getBool("transpose_b", false);
+        return tb ? b.permute(new int[] {1, 0}) : b;
+    }
+
+    private static Bound gemm(Attrs a, PackedWeight packedB) {
         boolean bias = a.getBool("bias", false);
         boolean ta = a.getBool("transpose_a", false);
         boolean tb = a.getBool("transpose_b", false);
@@ -77,7 +103,11 @@ public final class FusedKernels {
             if (next < in.size()) {
                 ep = ep.withResidual(in.get(next++));
             }
-            Gemm.matmul(in.get(0), in.get(1), out, ta, tb, ep);
+            if (packedB != null) {
+                Gemm.matmul(in.get(0), packedB, out, ta, ep);
+            } else {
+                Gemm.matmul(in.get(0), in.get(1), out, ta, tb, ep);
+            }
             for (; next < in.size(); next++) {
                 Elementwise.binary(BinaryFn.ADD, out, in.get(next), out);
             }

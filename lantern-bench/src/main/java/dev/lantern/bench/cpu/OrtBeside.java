@@ -1,0 +1,118 @@
+package dev.lantern.bench.cpu;
+
+import dev.lantern.tensor.Tensor;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * ONNX Runtime's figure for the block {@code lantern demo} ran, so that a new user sees where
+ * Lantern stands: timed now on an exported file ({@link #measure}), or else the newest ratio that
+ * {@code lantern bench cpu} stored under {@code bench/results/cpu} for that case ({@link #stored}).
+ */
+public final class OrtBeside {
+    private OrtBeside() {}
+
+    /** ORT's median ms per forward on the block, and the version that ran it. */
+    public record Measured(double ortMs, String version) {}
+
+    /** A stored bench cpu record: both medians, the ratio (ORT's time over Lantern's), threads, the file. */
+    public record Stored(double lanternMs, double ortMs, double ratio, int threads, Path file) {}
+
+    /** ORT on {@code onnx} with Lantern's {@code inputs}, {@code threads} intra-op threads: the median of {@code runs} after {@code warmups}. */
+    public static Measured measure(Path onnx, Map<String, Tensor> inputs, int threads, int warmups, int runs) {
+        try (OrtPeer ort = new OrtPeer(onnx, threads, inputs)) {
+            for (int i = 0; i < warmups; i++) {
+                ort.run();
+            }
+            double[] t = new double[runs];
+            for (int i = 0; i < runs; i++) {
+                long t0 = System.nanoTime();
+                ort.run();
+                t[i] = (System.nanoTime() - t0) / 1e6;
+            }
+            return new Measured(CpuBench.median(t), ort.version());
+        }
+    }
+
+    private static final Pattern CASE = Pattern.compile("\"case\": \"([^\"]*)\"");
+    private static final Pattern THREADS = Pattern.compile("\"threads\": (\\d+)");
+    private static final Pattern MS = Pattern.compile("\"ms\": ([0-9.eE+-]+)");
+
+    /**
+     * The newest stored comparison for {@code caseName} under any of {@code roots}' {@code bench/results/cpu}
+     * (newest modified first, then by name: {@code <date>-<commit>-bench-<case>[-t<threads>].json} orders a
+     * fresh checkout's files by date, but a day's runs differ only in their commit hash), preferring
+     * one run at {@code threads}.
+     */
+    public static Optional<Stored> stored(List<Path> roots, String caseName, int threads) {
+        Optional<Stored> any = Optional.empty();
+        for (Path root : roots) {
+            Path dir = root.resolve("bench/results/cpu");
+            if (!Files.isDirectory(dir)) {
+                continue;
+            }
+            List<Path> files;
+            try (Stream<Path> s = Files.list(dir)) {
+                Pattern name = Pattern.compile(".*-bench-" + Pattern.quote(caseName) + "(-t\\d+)?\\.json");
+                files = s.filter(p -> name.matcher(p.getFileName().toString()).matches())
+                        .sorted(Comparator.comparing(OrtBeside::modified).thenComparing(p -> p.getFileName().toString()).reversed()).toList();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            for (Path f : files) {
+                for (Stored s : read(f, caseName)) {
+                    if (s.threads() == threads) {
+                        return Optional.of(s);
+                    }
+                    if (any.isEmpty()) {
+                        any = Optional.of(s);
+                    }
+                }
+            }
+        }
+        return any;
+    }
+
+    /** A file's modification time in ms (0 when unreadable): several runs of one day differ only there. */
+    private static long modified(Path p) {
+        try {
+            return Files.getLastModifiedTime(p).toMillis();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /** The (Lantern, ORT) record pairs of one results file for {@code caseName}, one per thread count. */
+    static List<Stored> read(Path file, String caseName) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file);
+        } catch (IOException e) {
+            return List.of(); // an unreadable file is no figure, not an error of the demo
+        }
+        Map<Integer, double[]> byThreads = new java.util.TreeMap<>();
+        for (String line : lines) {
+            Matcher c = CASE.matcher(line);
+            Matcher t = THREADS.matcher(line);
+            Matcher m = MS.matcher(line);
+            if (!c.find() || !c.group(1).equals(caseName) || !t.find() || !m.find()) {
+                continue;
+            }
+            double[] pair = byThreads.computeIfAbsent(Integer.parseInt(t.group(1)), x -> new double[] {Double.NaN, Double.NaN});
+            pair[line.contains("\"impl\": \"onnxruntime\"") ? 1 : 0] = Double.parseDouble(m.group(1));
+        }
+        return byThreads.entrySet().stream().filter(e -> Arrays.stream(e.getValue()).noneMatch(Double::isNaN))
+                .map(e -> new Stored(e.getValue()[0], e.getValue()[1], e.getValue()[1] / e.getValue()[0], e.getKey(), file)).toList();
+    }
+}

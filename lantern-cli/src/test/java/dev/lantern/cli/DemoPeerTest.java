@@ -1,0 +1,65 @@
+package dev.lantern.cli;
+
+import dev.lantern.bench.cpu.OrtBeside;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/** The CPU demo's ONNX Runtime line (issue 15): a stored ratio found and chosen, a missing peer file refused, a peer timed now. */
+class DemoPeerTest {
+    private static String record(String impl, int threads, double ms) {
+        return "    {\"case\": \"cpu-small\", \"impl\": \"" + impl + "\", \"threads\": " + threads + ", \"ms\": " + ms + ", \"min_ms\": 1.0},";
+    }
+
+    @Test
+    void theNewestStoredFigureAtTheThreadCountWins(@TempDir Path root) throws IOException {
+        Path dir = Files.createDirectories(root.resolve("bench/results/cpu"));
+        Files.writeString(dir.resolve("2026-01-01-aaaaaaa-bench-cpu-small.json"),
+                String.join("\n", record("lantern", 2, 8.0), record("onnxruntime", 2, 4.0)));
+        Files.writeString(dir.resolve("2026-02-01-bbbbbbb-bench-cpu-small-t2.json"),
+                String.join("\n", record("lantern", 1, 6.0), record("onnxruntime", 1, 9.0), record("lantern", 2, 3.0), record("onnxruntime", 2, 3.3)));
+        Files.writeString(dir.resolve("2026-03-01-ccccccc-bench-encoder-small.json"), record("lantern", 2, 1.0));
+        // the same day, an older run whose commit hash sorts later: the modification time decides
+        Path older = dir.resolve("2026-02-01-fffffff-bench-cpu-small-t2.json");
+        Files.writeString(older, String.join("\n", record("lantern", 2, 2.0), record("onnxruntime", 2, 1.0)));
+        Files.setLastModifiedTime(older, java.nio.file.attribute.FileTime.fromMillis(Files.getLastModifiedTime(dir.resolve("2026-02-01-bbbbbbb-bench-cpu-small-t2.json")).toMillis() - 60_000));
+
+        OrtBeside.Stored two = OrtBeside.stored(List.of(root), "cpu-small", 2).orElseThrow();
+        assertEquals(1.1, two.ratio(), 1e-12);
+        assertEquals("2026-02-01-bbbbbbb-bench-cpu-small-t2.json", two.file().getFileName().toString());
+        OrtBeside.Stored one = OrtBeside.stored(List.of(root), "cpu-small", 1).orElseThrow();
+        assertEquals(1.5, one.ratio(), 1e-12);
+        assertEquals(1, OrtBeside.stored(List.of(root), "cpu-small", 7).orElseThrow().threads(), "another thread count when none matches");
+        assertTrue(OrtBeside.stored(List.of(root), "encoder-small", 2).isEmpty(), "a Lantern record without ORT's is no figure");
+    }
+
+    @Test
+    void aMissingPeerFileIsABadCommandLine() {
+        MainTest.Run r = MainTest.run("demo", "--device", "cpu", "--runs", "1", "--onnx", "/no/such/block.onnx");
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().contains("--onnx /no/such/block.onnx is not a file"), r.err());
+    }
+
+    /** Needs the block exported by scripts/bench/export_block.py (PyTorch), so it runs where that file is. */
+    @Test
+    void aPeerFileIsTimedBesideLantern() {
+        Path file = Path.of(System.getProperty("lantern.test.cpuSmallOnnx", "/tmp/lantern-bench/cpu-small.onnx"));
+        assumeTrue(Files.isRegularFile(file), "no exported cpu-small block at " + file);
+        MainTest.Run r = MainTest.run("demo", "--device", "cpu", "--runs", "3", "--json", "--onnx", file.toString());
+        assertEquals(0, r.code(), r.err());
+        Matcher m = Pattern.compile("\"ort_ms\": ([0-9.]+)").matcher(r.out());
+        assertTrue(m.find(), r.out());
+        assertTrue(Double.parseDouble(m.group(1)) > 0, r.out());
+        assertTrue(r.out().contains("\"lantern_speed_vs_ort\": "), r.out());
+    }
+}
