@@ -42,13 +42,13 @@ public enum Op {
 
     // --- gradient helpers (made by autodiff.Gradients): inputs (x, dy), result dx = f'(x)·dy
     /** dy · d/dx gelu(x), in the form {@code approximate} names (the forward's). */
-    GELU_GRAD("gelu_grad", OpKind.ELEMENTWISE, 2, 2, TypeRules::elementwiseGrad,
+    GELU_GRAD("gelu_grad", OpKind.ELEMENTWISE, 2, 2, GradTypeRules::elementwiseGrad,
             "%2 = gelu_grad(%0, %1) {approximate=\"tanh\"} : f32[2,128,1024]", "approximate:s(none|tanh)=tanh"),
     /** dy · σ(x)·(1 + x·(1 − σ(x))). */
-    SILU_GRAD("silu_grad", OpKind.ELEMENTWISE, 2, 2, TypeRules::elementwiseGrad,
+    SILU_GRAD("silu_grad", OpKind.ELEMENTWISE, 2, 2, GradTypeRules::elementwiseGrad,
             "%2 = silu_grad(%0, %1) : f32[2,128,1024]"),
     /** dy where x &gt; 0, else 0 (PyTorch's choice at x = 0). */
-    RELU_GRAD("relu_grad", OpKind.ELEMENTWISE, 2, 2, TypeRules::elementwiseGrad,
+    RELU_GRAD("relu_grad", OpKind.ELEMENTWISE, 2, 2, GradTypeRules::elementwiseGrad,
             "%2 = relu_grad(%0, %1) : f32[2,128,1024]"),
 
     // --- row-wise over the last axis
@@ -65,28 +65,28 @@ public enum Op {
      * The input gradient of {@code softmax {scale}} from its result y and the result's gradient dy:
      * {@code scale · y · (dy − Σ_row y·dy)}. A causal forward needs no attribute: y is 0 where it masked.
      */
-    SOFTMAX_GRAD("softmax_grad", OpKind.ROWWISE, 2, 2, TypeRules::rowGrad,
+    SOFTMAX_GRAD("softmax_grad", OpKind.ROWWISE, 2, 2, GradTypeRules::rowGrad,
             "%2 = softmax_grad(%0, %1) {scale=0.125} : f32[2,4,128,128]", "scale:f=1.0"),
     /** dx of {@code rms_norm(x, w) {eps}} from (x, w, dy): the row statistics are recomputed in f32. */
-    RMS_NORM_GRAD("rms_norm_grad", OpKind.ROWWISE, 3, 3, TypeRules::normGrad,
+    RMS_NORM_GRAD("rms_norm_grad", OpKind.ROWWISE, 3, 3, GradTypeRules::normGrad,
             "%3 = rms_norm_grad(%0, %1, %2) {eps=1.0E-6} : f32[2,128,256]", "eps:f=1e-6"),
     /** dx of {@code layer_norm(x, w, b) {eps}} from (x, w, dy) (the bias does not change dx). */
-    LAYER_NORM_GRAD("layer_norm_grad", OpKind.ROWWISE, 3, 3, TypeRules::normGrad,
+    LAYER_NORM_GRAD("layer_norm_grad", OpKind.ROWWISE, 3, 3, GradTypeRules::normGrad,
             "%3 = layer_norm_grad(%0, %1, %2) {eps=1.0E-5} : f32[2,128,256]", "eps:f=1e-5"),
 
     // --- reductions and the loss
     /** The sum over {@code axes} (each in [-rank, rank), no repeats); {@code keepdims} leaves them as size 1. */
-    REDUCE_SUM("reduce_sum", OpKind.REDUCTION, 1, 1, TypeRules::reduceSum,
+    REDUCE_SUM("reduce_sum", OpKind.REDUCTION, 1, 1, GradTypeRules::reduceSum,
             "%1 = reduce_sum(%0) {axes=[0,1], keepdims=false} : f32[256]", "axes:ints!", "keepdims:b=false"),
     /**
      * Mean over tokens of −log softmax(logits)[target]: logits (..., V) floating, targets (...) i32/i64.
      * A token whose target is {@code ignore_index} counts for nothing, neither in the sum nor in the
      * count (PyTorch's rule: all ignored gives 0/0 = NaN); any other target outside [0, V) is an error.
      */
-    CROSS_ENTROPY("cross_entropy", OpKind.REDUCTION, 2, 2, TypeRules::crossEntropy,
+    CROSS_ENTROPY("cross_entropy", OpKind.REDUCTION, 2, 2, GradTypeRules::crossEntropy,
             "%2 = cross_entropy(%0, %1) {ignore_index=-100} : f32[]", "ignore_index:i=-100"),
     /** d cross_entropy / d logits from (logits, targets, dloss): (softmax(logits) − onehot(target)) · dloss / count. */
-    CROSS_ENTROPY_GRAD("cross_entropy_grad", OpKind.ROWWISE, 3, 3, TypeRules::crossEntropyGrad,
+    CROSS_ENTROPY_GRAD("cross_entropy_grad", OpKind.ROWWISE, 3, 3, GradTypeRules::crossEntropyGrad,
             "%3 = cross_entropy_grad(%0, %1, %2) {ignore_index=-100} : f32[2,128,1000]", "ignore_index:i=-100"),
 
     // --- GEMM
@@ -117,7 +117,7 @@ public enum Op {
      * and the slices of {@code updates} added at rows {@code ids}: updates is
      * {@code table[:axis] ++ ids ++ table[axis+1:]}. Rows hit by several ids sum in id order (deterministic).
      */
-    SCATTER_ADD("scatter_add", OpKind.MOVEMENT, 2, 2, TypeRules::scatterAdd,
+    SCATTER_ADD("scatter_add", OpKind.MOVEMENT, 2, 2, GradTypeRules::scatterAdd,
             "%2 = scatter_add(%0, %1) {axis=0, size=50257} : f32[50257,768]", "axis:i=0", "size:i!"),
 
     // --- composites made by fusion
