@@ -61,7 +61,7 @@ final class BufferMap implements AutoCloseable {
 
     /** Memory held until {@link #close}: long-lived, so not rounded up to a reusable size class. */
     Allocation fixed(long bytes) {
-        Allocation a = alloc.allocateLongLived(Math.max(bytes, 256), streamId);
+        Allocation a = alloc.allocate(Math.max(bytes, 256), streamId, true);
         peakAllocated = Math.max(peakAllocated, alloc.stats().allocated());
         fixed.add(a);
         return a;

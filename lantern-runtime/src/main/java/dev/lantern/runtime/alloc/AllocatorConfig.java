@@ -109,9 +109,14 @@ public record AllocatorConfig(
         return ceilTo(bytes, minBlockSize);
     }
 
-    /** The block size of a long-lived request: a multiple of the granularity, no power-of-two steps. */
-    public long roundToGranularity(long bytes) {
-        return bytes < minBlockSize ? minBlockSize : ceilTo(bytes, minBlockSize);
+    /**
+     * The block a request occupies: {@link #roundSize}, or for a {@code longLived} one (never freed and
+     * reused while its owner lives) a multiple of the granularity only. The power-of-two steps exist so
+     * that a freed block fits later requests of nearby sizes; a block never reused would only waste its
+     * rounding (a session's 1064 MiB arena would hold 1280 MiB).
+     */
+    public long blockSize(long bytes, boolean longLived) {
+        return !longLived ? roundSize(bytes) : bytes < minBlockSize ? minBlockSize : ceilTo(bytes, minBlockSize);
     }
 
     /** Whether a rounded size is served from the small pool. */

@@ -78,29 +78,17 @@ public final class CachingAllocator {
         return vm != null;
     }
 
-    /**
-     * Allocates at least {@code bytes} for use on {@code stream}.
-     *
-     * @throws DeviceOutOfMemoryException when the source cannot supply it even after the cache is freed
-     */
+    /** Allocates at least {@code bytes} for use on {@code stream}: {@link #allocate(long, long, boolean)}, not long-lived. */
     public Allocation allocate(long bytes, long stream) {
         return allocate(bytes, stream, false);
     }
 
     /**
-     * Allocates at least {@code bytes} that the caller holds for as long as it lives (a session's
-     * weights, its planned activation arena, a workspace), rounded to the granularity only: the
-     * power-of-two rounding ({@link AllocatorConfig#roundSize}) exists so that a freed block fits
-     * the next requests of nearby sizes, and a block that is never freed and reused would only
-     * waste its rounding (a 1064 MiB arena would hold 1280 MiB).
-     *
-     * @throws DeviceOutOfMemoryException when the source cannot supply it even after the cache is freed
+     * Allocates at least {@code bytes} for use on {@code stream}; a {@code longLived} block (held for a session: weights,
+     * arena, workspace) is not rounded up to a size class ({@link AllocatorConfig#blockSize}). A {@link DeviceOutOfMemoryException}
+     * when the source cannot supply it even after the cache is freed.
      */
-    public Allocation allocateLongLived(long bytes, long stream) {
-        return allocate(bytes, stream, true);
-    }
-
-    private synchronized Allocation allocate(long bytes, long stream, boolean longLived) {
+    public synchronized Allocation allocate(long bytes, long stream, boolean longLived) {
         if (bytes < 0) {
             throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
         }
@@ -108,7 +96,7 @@ public final class CachingAllocator {
         if (vm != null) {
             trimTails();
         }
-        long size = longLived ? config.roundToGranularity(bytes) : config.roundSize(bytes);
+        long size = config.blockSize(bytes, longLived);
         boolean small = config.isSmall(size);
         int pool = config.poolOf(size, vm != null);
         Block block = free.bestFit(stream, size, pool, config, sync);

@@ -40,9 +40,9 @@ class CachingAllocatorTest {
         AllocatorConfig c = AllocatorConfig.defaults();
         assertEquals(320 * MiB, c.roundSize(266 * MiB));
         CachingAllocator a = new CachingAllocator(new SimulatedSegmentSource(2048 * MiB), StreamSync.SYNCHRONOUS, c);
-        Allocation arena = a.allocateLongLived(266 * MiB + 100, 1);
+        Allocation arena = a.allocate(266 * MiB + 100, 1, true);
         assertEquals(266 * MiB + 512, a.stats().allocated());
-        Allocation weights = a.allocateLongLived(1064 * MiB, 1);
+        Allocation weights = a.allocate(1064 * MiB, 1, true);
         assertEquals(1330 * MiB + 512, a.stats().allocated());
         Allocation step = a.allocate(266 * MiB, 1); // a per-step block keeps the size classes
         assertEquals(1650 * MiB + 512, a.stats().allocated());
