@@ -65,7 +65,8 @@ class DeterminismCommandTest {
     @Test
     void badCommandLinesAreOneLineAndExitTwo() {
         for (String[] args : List.of(
-                new String[] {"determinism", "--config", "cpu-small", "--train", "20"},
+                new String[] {"determinism", "--config", "cpu-small", "--train", "0"},
+                new String[] {"determinism", "--config", "cpu-small", "--train", "2", "--device", "cuda"},
                 new String[] {"determinism", "--runs", "1", "--config", "cpu-small"},
                 new String[] {"determinism", "--device", "tpu"},
                 new String[] {"determinism", "--config", "cpu-small", "--shape", "1,8,32,2,64"},
@@ -75,7 +76,7 @@ class DeterminismCommandTest {
             assertEquals(2, r.code(), String.join(" ", args) + ": " + r.err());
             assertEquals(1, r.err().strip().lines().count(), r.err());
         }
-        assertTrue(MainTest.run("determinism", "--config", "cpu-small", "--train", "20").err().contains("no training yet"));
+        assertTrue(MainTest.run("determinism", "--config", "cpu-small", "--train", "2", "--device", "cuda").err().contains("CPU"));
     }
 
     @Test
