@@ -119,19 +119,19 @@ public final class LanternMetrics {
         if (!(ms >= 0) || Double.isInfinite(ms)) {
             throw new IllegalArgumentException("step time must be finite and >= 0 ms, got " + ms);
         }
-        stepTimeMs.observe(ms);
         if (tokens > 0 && ms > 0) {
             tokensPerS.set(tokens / (ms / 1e3));
         }
+        stepTimeMs.observe(ms); // last: a scrape that counts the step sees its other figures too
     }
 
     /** One training step: step time, tokens/s, its loss scale, and an overflow when the scaler skipped it. */
     public void recordTrainStep(StepResult r, long tokensPerStep) {
-        recordStep(r.nanos() / 1e6, tokensPerStep);
         lossScale.set(r.scale());
         if (!r.applied()) {
             overflowSteps.inc();
         }
+        recordStep(r.nanos() / 1e6, tokensPerStep);
     }
 
     /** An allocator snapshot: fragmentation, reserved and allocated bytes, and the OOMs since the last snapshot. */
