@@ -1,6 +1,7 @@
 package dev.lantern.cli;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -13,6 +14,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -26,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code --metrics-port}/{@code --metrics-host} of train and soak: the endpoint is up while the
+ * {@code --metrics-port}/{@code --metrics-host} of train, soak and run: the endpoint is up while the
  * command runs, scraped over HTTP with the figures moving, and gone (port closed, threads ended)
  * once the command returns; a bad port or host is one usage line and exit 2.
  */
@@ -153,6 +155,32 @@ class MetricsCommandTest {
         assertEquals(threadsBefore, serverThreads());
     }
 
+    @Test
+    void runCountsTheCpuSessionsGraphFallbacksWhileItRuns(@TempDir Path dir) throws Exception {
+        long threadsBefore = serverThreads();
+        Path ir = Examples.file(dir, "mlp-softmax.ir");
+        // the warm-up alone runs forwards for a second: long enough to be scraped during it
+        Live run = Live.start("run", ir.toString(), "--device", "cpu", "--mode", "graph", "--runs", "200", "--metrics-port", "0");
+        String url = run.url();
+        double fallbacks = 0;
+        while (!run.code().isDone()) {
+            String body;
+            try {
+                body = scrape(url);
+            } catch (ConnectException e) {
+                break;
+            }
+            assertEveryMetric(body);
+            fallbacks = Math.max(fallbacks, value(body, "graph_fallbacks_total{reason=\"cpu\"}"));
+            assertEquals(0, value(body, "graph_hit_pct"), "the CPU replays no graph: " + body);
+            Thread.sleep(20);
+        }
+        assertEquals(0, run.code().get(60, TimeUnit.SECONDS), run.errText());
+        assertTrue(fallbacks > 0, "a graph-mode forward on the CPU is a fallback with reason cpu, seen on /metrics");
+        assertThrows(ConnectException.class, () -> scrape(url));
+        assertEquals(threadsBefore, serverThreads());
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', textBlock = """
             train port too big     | train --shape 2,16,16,2,32 --steps 1 --metrics-port 65536      | --metrics-port takes a port number
@@ -161,6 +189,7 @@ class MetricsCommandTest {
             train unknown host     | train --shape 2,16,16,2,32 --steps 1 --metrics-port 0 --metrics-host no-such-host.invalid | unknown host
             train foreign address  | train --shape 2,16,16,2,32 --steps 1 --metrics-port 0 --metrics-host 192.0.2.1 | cannot serve metrics on 192.0.2.1:0
             soak negative port     | soak --max-ops 10 --metrics-port -1                               | --metrics-port takes a port number
+            run port too big       | run x.ir --metrics-port 99999                                   | --metrics-port takes a port number
             soak unknown host      | soak --max-ops 10 --metrics-port 0 --metrics-host no-such-host.invalid | unknown host
             """)
     void badPortsAndHostsAreOneUsageLine(String what, String argLine, String message) {
