@@ -190,6 +190,8 @@ class MetricsCommandTest {
             train foreign address  | train --shape 2,16,16,2,32 --steps 1 --metrics-port 0 --metrics-host 192.0.2.1 | cannot serve metrics on 192.0.2.1:0
             soak negative port     | soak --max-ops 10 --metrics-port -1                               | --metrics-port takes a port number
             run port too big       | run x.ir --metrics-port 99999                                   | --metrics-port takes a port number
+            bench port too big     | bench macro --config decoder-small --metrics-port 70000       | --metrics-port takes a port number
+            bench model metrics    | bench model --model m.onnx --metrics-port 0                    | bench model does not serve metrics yet
             soak unknown host      | soak --max-ops 10 --metrics-port 0 --metrics-host no-such-host.invalid | unknown host
             """)
     void badPortsAndHostsAreOneUsageLine(String what, String argLine, String message) {
