@@ -25,13 +25,18 @@ final class BenchCommand {
         if (!argv.isEmpty() && argv.getFirst().equals("cpu")) {
             return CpuBenchCommand.run(argv.subList(1, argv.size()), out, err); // its own options, no GPU
         }
-        Args a = Args.parse("bench", argv, Set.of("json", "no-tune", "deterministic"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq"));
+        Args a = Args.parse("bench", argv, Set.of("json", "no-tune", "deterministic"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq",
+                "metrics-port", "metrics-host"));
+        MetricsOption.Spec metricsSpec = MetricsOption.parse("bench", a.get("metrics-port", null), a.get("metrics-host", null));
         List<String> what = a.positional();
         if (what.size() != 1 || !(what.getFirst().equals("macro") || what.getFirst().equals("micro") || what.getFirst().equals("model"))) {
             throw new UsageException("bench: expected 'macro --config NAME|--shape B,S,H,N,M', 'micro' or 'model --model DIR|MODEL.onnx "
                     + "--batch B --seq S' [--device cuda] [--deterministic] [--json], or 'cpu --config NAME|--shape B,S,H,N,M|--model MODEL.onnx|DIR' [--threads N] [--json]");
         }
         if (what.getFirst().equals("model")) {
+            if (metricsSpec.enabled()) {
+                throw new UsageException("bench: --metrics-port applies to bench macro and bench micro; bench model does not serve metrics yet");
+            }
             return model(a, out, err);
         }
         for (String modelOnly : List.of("model", "batch", "seq")) {
@@ -72,8 +77,9 @@ final class BenchCommand {
         Consumer<String> progress = System.console() != null ? m -> err.println("[bench] " + m) : m -> { };
         TuneCache tune = a.flag("no-tune") ? TuneCache.none() : new TuneCache(TuneCache.defaultFile());
         long seed = a.getLong("bench", "seed", 42);
-        try (CudaDevice dev = CudaDevice.open(0)) {
-            CudaBench bench = new CudaBench(dev, emit, progress, tune).deterministic(a.flag("deterministic"));
+        try (MetricsOption.Served metrics = MetricsOption.start("bench", metricsSpec, err);
+             CudaDevice dev = CudaDevice.open(0)) {
+            CudaBench bench = new CudaBench(dev, emit, progress, tune).deterministic(a.flag("deterministic")).metrics(metrics.metrics);
             if (configs.isEmpty()) {
                 bench.micro();
             } else {

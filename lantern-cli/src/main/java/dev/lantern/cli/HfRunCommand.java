@@ -41,7 +41,7 @@ final class HfRunCommand {
         return Files.isDirectory(p) && Files.isRegularFile(p.resolve(HfConfig.FILE_NAME));
     }
 
-    static int run(Args a, RepeatedOptions repeated, PrintStream out) {
+    static int run(Args a, RepeatedOptions repeated, dev.lantern.metrics.LanternMetrics metrics, PrintStream out) {
         String folder = a.positional().getFirst();
         if (a.get("weights", null) != null) {
             throw new UsageException("run: --weights applies to IR files; a model folder holds its own weights");
@@ -116,7 +116,7 @@ final class HfRunCommand {
         }
         RunCommand.Timed t;
         try (Weights w = model.weights()) {
-            t = RunCommand.timed(program, device, w, mode, inputs, runs);
+            t = RunCommand.timed(program, device, w, mode, inputs, runs, metrics);
         }
         String outName = model.family() == HfModel.Family.BERT ? "last_hidden_state" : "logits";
         List<String> produced = program.outputNames();

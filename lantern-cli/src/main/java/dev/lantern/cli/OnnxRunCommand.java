@@ -49,7 +49,7 @@ final class OnnxRunCommand {
         }
     }
 
-    static int run(Args a, RepeatedOptions repeated, PrintStream out) {
+    static int run(Args a, RepeatedOptions repeated, dev.lantern.metrics.LanternMetrics metrics, PrintStream out) {
         String file = a.positional().getFirst();
         if (a.get("weights", null) != null) {
             throw new UsageException("run: --weights applies to IR files; an ONNX model holds its own weights");
@@ -120,7 +120,7 @@ final class OnnxRunCommand {
         OnnxInputs.Filled inputs = OnnxInputs.fill(model, c.program(), given, sources, ids, vocab, seed);
         RunCommand.Timed t;
         try (var w = c.weights()) {
-            t = RunCommand.timed(c.program(), device, w, mode, inputs.tensors(), runs);
+            t = RunCommand.timed(c.program(), device, w, mode, inputs.tensors(), runs, metrics);
         }
 
         // outputs under their ONNX names, in the model's order (the program's outputs are its SSA names)

@@ -11,6 +11,7 @@ import dev.lantern.Weights;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
+import dev.lantern.metrics.LanternMetrics;
 import dev.lantern.tensor.Npy;
 import dev.lantern.tensor.Tensor;
 
@@ -36,7 +37,7 @@ import java.util.Set;
 final class RunCommand {
     static final String USAGE = "run FILE.ir [--device auto|cpu|cuda|cuda:N] [--weights W.safetensors|DIR] "
             + "[--input NAME=FILE.npy ...] [--amp none|bf16|f16] [--mode eager|compiled|graph] [--seed N] [--runs N] "
-            + "[--out DIR] [--deterministic] [--json]  |  run " + OnnxRunCommand.USAGE
+            + "[--out DIR] [--deterministic] " + MetricsOption.USAGE + " [--json]  |  run " + OnnxRunCommand.USAGE
             + "  |  run MODEL_DIR [--tokens 1,2,3 | --batch B --seq S | --input input_ids=FILE.npy] (config.json + safetensors)";
 
     /** Forwards before the timed ones: at least this many, and more for up to {@link #WARMUP_NANOS} (at most 1000). */
@@ -48,18 +49,26 @@ final class RunCommand {
     static int run(List<String> argv, PrintStream out, PrintStream err) {
         // --input and --shape repeat, so they are taken out before Args, which keeps one value per option
         RepeatedOptions repeated = RepeatedOptions.take("run", argv, Set.of("input", "shape"));
-        Set<String> valued = new java.util.HashSet<>(Set.of("device", "weights", "amp", "mode", "seed", "runs", "out"));
+        Set<String> valued = new java.util.HashSet<>(Set.of("device", "weights", "amp", "mode", "seed", "runs", "out",
+                "metrics-port", "metrics-host"));
         valued.addAll(OnnxRunCommand.OPTIONS);
         Args a = Args.parse("run", repeated.rest(), Set.of("json", "deterministic"), valued);
         if (a.positional().size() != 1) {
             throw new UsageException("run: expected one FILE.ir" + (a.positional().isEmpty() ? "" : ", found "
                     + a.positional().size() + " arguments") + " (usage: lantern " + USAGE + ")");
         }
+        MetricsOption.Spec metricsSpec = MetricsOption.parse("run", a.get("metrics-port", null), a.get("metrics-host", null));
+        try (MetricsOption.Served served = MetricsOption.start("run", metricsSpec, err)) {
+            return run(a, repeated, served.metrics, out);
+        }
+    }
+
+    private static int run(Args a, RepeatedOptions repeated, LanternMetrics metrics, PrintStream out) {
         if (HfRunCommand.isModelFolder(a.positional().getFirst())) {
-            return HfRunCommand.run(a, repeated, out);
+            return HfRunCommand.run(a, repeated, metrics, out);
         }
         if (ModelFormat.isOnnx(a.positional().getFirst())) {
-            return OnnxRunCommand.run(a, repeated, out);
+            return OnnxRunCommand.run(a, repeated, metrics, out);
         }
         OnnxRunCommand.refuseOnnxOptions("run", a, repeated);
         List<String> inputSpecs = repeated.get("input");
@@ -99,7 +108,7 @@ final class RunCommand {
 
         Timed timing;
         try (Weights w = a.get("weights", null) == null ? Weights.random(seed) : Weights.safetensors(Path.of(a.get("weights", null)))) {
-            timing = timed(program, device, w, mode, inputs, runs);
+            timing = timed(program, device, w, mode, inputs, runs, metrics);
         }
         Map<String, Tensor> outputs = timing.outputs();
         int warmups = timing.warmups();
@@ -155,9 +164,11 @@ final class RunCommand {
 
     /**
      * Loads {@code program} on {@code device} and times {@code runs} forwards after the warm-up (at least
-     * {@link #WARMUP} forwards, more for up to {@link #WARMUP_NANOS}, at most 1000).
+     * {@link #WARMUP} forwards, more for up to {@link #WARMUP_NANOS}, at most 1000), recording each timed forward's
+     * time as a step and the session's graph figures after every forward in {@code metrics}.
      */
-    static Timed timed(Program program, Device device, Weights w, RunMode mode, Map<String, Tensor> inputs, int runs) {
+    static Timed timed(Program program, Device device, Weights w, RunMode mode, Map<String, Tensor> inputs, int runs,
+            LanternMetrics metrics) {
         Map<String, Tensor> outputs = null;
         int warmups = 0;
         double[] ms = new double[runs];
@@ -167,11 +178,14 @@ final class RunCommand {
             for (int i = 0; i < WARMUP || (System.nanoTime() - warmStart < WARMUP_NANOS && i < 1000); i++) {
                 outputs = s.run(inputs);
                 warmups = i + 1;
+                metrics.session(s.stats());
             }
             for (int i = 0; i < runs; i++) {
                 long t0 = System.nanoTime();
                 outputs = s.run(inputs);
                 ms[i] = (System.nanoTime() - t0) / 1e6;
+                metrics.session(s.stats());
+                metrics.recordStep(ms[i], 0); // a forward of a graph: no tokens to count
             }
             return new Timed(outputs, warmups, median(ms), s.stats());
         }

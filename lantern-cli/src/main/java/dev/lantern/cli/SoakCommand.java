@@ -13,8 +13,12 @@ import java.util.ServiceLoader;
  * {@code lantern soak}: runs the allocator soak and prints a table or one JSON object.
  *
  * <pre>
- * lantern soak [--seconds N] [--max-ops N] [--device sim|cuda] [--seed S] [--streams N] [--json]
+ * lantern soak [--seconds N] [--max-ops N] [--device sim|cuda] [--seed S] [--streams N]
+ *              [--metrics-port P [--metrics-host H]] [--json]
  * </pre>
+ *
+ * With {@code --metrics-port}, the allocator's figures (alloc_frag_pct, reserved and allocated
+ * bytes, OOMs) are served at /metrics as the soak samples them, the simulator's as well as a GPU's.
  *
  * Exit codes: 0 the gates pass (at least {@link SoakReport#MIN_OPS} operations, no leak, median
  * alloc_frag_pct at most 15), 1 a gate fails, 2 bad arguments or no such device. A progress bar
@@ -22,7 +26,7 @@ import java.util.ServiceLoader;
  */
 public final class SoakCommand {
     static final String USAGE = "usage: lantern soak [--seconds N] [--max-ops N] [--device sim|cuda] [--seed S]"
-            + " [--streams N] [--json]";
+            + " [--streams N] " + MetricsOption.USAGE + " [--json]";
 
     private SoakCommand() {
     }
@@ -35,6 +39,8 @@ public final class SoakCommand {
         String device = "sim";
         boolean json = false;
         boolean secondsGiven = false;
+        String metricsPort = null;
+        String metricsHost = null;
         SoakOptions options;
         try {
             for (int i = 0; i < args.length; i++) {
@@ -54,6 +60,8 @@ public final class SoakCommand {
                             throw new IllegalArgumentException("--max-ops must be > 0, got " + args[i]);
                         }
                     }
+                    case "--metrics-port" -> metricsPort = value(args, ++i, a);
+                    case "--metrics-host" -> metricsHost = value(args, ++i, a);
                     case "--seed" -> seed = Long.parseLong(value(args, ++i, a));
                     case "--streams" -> streams = Integer.parseInt(value(args, ++i, a));
                     case "--device" -> {
@@ -81,11 +89,18 @@ public final class SoakCommand {
             err.println("lantern soak: " + e.getMessage() + "; " + USAGE);
             return 2;
         }
+        MetricsOption.Spec metricsSpec;
+        try {
+            metricsSpec = MetricsOption.parse("soak", metricsPort, metricsHost);
+        } catch (UsageException e) {
+            err.println("lantern " + e.getMessage() + "; " + USAGE);
+            return 2;
+        }
         // outside the argument checks: an IllegalArgumentException from the soak itself is a bug, not usage
-        return execute(options, json, out, err);
+        return execute(options, metricsSpec, json, out, err);
     }
 
-    private static int execute(SoakOptions options, boolean json, PrintStream out, PrintStream err) {
+    private static int execute(SoakOptions options, MetricsOption.Spec metricsSpec, boolean json, PrintStream out, PrintStream err) {
         SegmentSourceProvider provider = null;
         if (!options.device().equals("sim")) {
             provider = find(options.device());
@@ -105,18 +120,20 @@ public final class SoakCommand {
         }
         SoakReport report;
         boolean byTime = options.seconds() > 0;
-        try (ProgressBar bar = ProgressBar.forTerminal("soak", byTime ? (long) Math.ceil(options.seconds())
+        MetricsOption.Served metrics;
+        try {
+            metrics = MetricsOption.start("soak", metricsSpec, err);
+        } catch (UsageException e) {
+            closeSource(options, err);
+            err.println("lantern " + e.getMessage());
+            return 2;
+        }
+        try (metrics; ProgressBar bar = ProgressBar.forTerminal("soak", byTime ? (long) Math.ceil(options.seconds())
                 : options.maxOps(), byTime ? "s" : "ops")) {
-            report = Soak.run(options, (ops, nanos) -> bar.update(byTime ? nanos / 1_000_000_000L : ops));
+            report = Soak.run(options, (ops, nanos) -> bar.update(byTime ? nanos / 1_000_000_000L : ops), metrics.metrics::allocator);
             bar.update(byTime ? (long) Math.ceil(options.seconds()) : options.maxOps());
         } finally {
-            if (options.source() instanceof AutoCloseable c) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    err.println("lantern soak: closing " + options.device() + ": " + firstLine(e.getMessage()));
-                }
-            }
+            closeSource(options, err);
         }
         out.print(json ? report.toJson() + System.lineSeparator() : report.toTable());
         out.flush();
@@ -126,6 +143,16 @@ public final class SoakCommand {
                     report.ops(), report.samples(), report.seconds(), SoakReport.MIN_OPS);
         }
         return report.passes() ? 0 : 1;
+    }
+
+    private static void closeSource(SoakOptions options, PrintStream err) {
+        if (options.source() instanceof AutoCloseable c) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                err.println("lantern soak: closing " + options.device() + ": " + firstLine(e.getMessage()));
+            }
+        }
     }
 
     private static SegmentSourceProvider find(String device) {

@@ -21,21 +21,22 @@ import java.util.Set;
 /**
  * {@code lantern train --config NAME | --shape B,S,H,N,M[,encoder] | --model MODEL.onnx [--steps N] [--batch B] [--seq S]
  * [--lr X] [--vocab V] [--amp none|bf16|f16] [--device cpu] [--seed N] [--threads N] [--deterministic]
- * [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] [--json]}: trains a one-block
+ * [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] [--metrics-port P [--metrics-host H]] [--json]}: trains a one-block
  * language model, or an imported ONNX one (ids in, logits out), on the generated next-token task (docs/training.md), with a progress bar on a
  * terminal (loss, tokens/s, loss scale) and, with {@code --json}, one object at the end.
  */
 final class TrainCommand {
     static final String USAGE = "train --config NAME|--shape B,S,H,N,M[,encoder]|--model MODEL.onnx [--steps N] [--batch B] [--seq S] [--lr X] [--vocab V]"
             + " [--amp none|bf16|f16] [--device cpu] [--seed N] [--threads N] [--deterministic]"
-            + " [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] [--json]";
+            + " [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] " + MetricsOption.USAGE + " [--json]";
 
     private TrainCommand() {}
 
     static int run(java.util.List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("train", argv, Set.of("json", "resume", "deterministic"),
                 Set.of("config", "shape", "model", "steps", "batch", "seq", "lr", "vocab", "amp", "device", "seed", "threads",
-                        "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip"));
+                        "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip",
+                        "metrics-port", "metrics-host"));
         a.noPositional("train");
         String modelArg = a.get("model", null);
         BlockConfig block = BlockOption.of("train", a.get("config", null), a.get("shape", null));
@@ -75,6 +76,7 @@ final class TrainCommand {
         if (ckptDir == null && (a.flag("resume") || a.get("checkpoint-every", null) != null || a.get("keep", null) != null)) {
             throw new UsageException("train: --resume, --checkpoint-every and --keep need --checkpoint-dir D");
         }
+        MetricsOption.Spec metricsSpec = MetricsOption.parse("train", a.get("metrics-port", null), a.get("metrics-host", null));
 
         LanguageModel lm;
         String name;
@@ -87,7 +89,8 @@ final class TrainCommand {
             name = Path.of(modelArg).getFileName().toString();
         }
         Map<String, Object> json = new LinkedHashMap<>();
-        try (Trainer t = new Trainer(lm, o);
+        try (MetricsOption.Served metrics = MetricsOption.start("train", metricsSpec, err);
+             Trainer t = new Trainer(lm, o);
              CheckpointStore store = ckptDir == null ? null : CheckpointStore.open(ckptDir, CheckpointStore.Options.defaults().withKeepLast(keep))) {
             long resumedFrom = -1;
             if (store != null && a.flag("resume") && !store.committedSteps().isEmpty()) {
@@ -107,6 +110,7 @@ final class TrainCommand {
                 bar.update(t.steps());
                 while (t.steps() < steps) {
                     StepResult r = t.step();
+                    metrics.metrics.recordTrainStep(r, t.tokensPerStep());
                     if (Double.isNaN(first)) {
                         first = r.loss();
                     }

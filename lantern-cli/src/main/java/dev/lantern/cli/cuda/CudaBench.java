@@ -41,6 +41,7 @@ public final class CudaBench {
     private final Consumer<String> progress;
     private final TuneCache tune;
     private boolean deterministic;
+    private dev.lantern.metrics.LanternMetrics metrics;
 
     /**
      * Untimed forwards before each mode's timing, compiled, graph replay and eager alike (the demo
@@ -58,6 +59,12 @@ public final class CudaBench {
     /** Strict determinism mode for the blocks and models benchmarked from now on (its cost is what bench measures then). */
     public CudaBench deterministic(boolean on) {
         this.deterministic = on;
+        return this;
+    }
+
+    /** Records each macro block's compiled forward (step_time_ms, tokens_per_s) and its graph session's graph_hit_pct. */
+    public CudaBench metrics(dev.lantern.metrics.LanternMetrics m) {
+        this.metrics = m;
         return this;
     }
 
@@ -132,6 +139,9 @@ public final class CudaBench {
                 withSteps.put("steps_alone", stepsJson(s.profile(3, big ? 10 : 50)));
                 double ms = EventTiming.median(compiled);
                 record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), withSteps);
+                if (metrics != null) {
+                    metrics.recordStep(ms, (long) cfg.batch() * cfg.seq()); // one forward: batch x seq tokens
+                }
 
                 gs.poison(); // the arena holds the last replay's output: NaN it, so the check sees this replay
                 gs.forwardGraph();
@@ -142,6 +152,10 @@ public final class CudaBench {
                 g.put("rel_err_vs_compiled", sci(Accuracy.relErr(graphOut.toDoubles(), compiledOut.toDoubles())));
                 double gms = EventTiming.median(graph);
                 record(cfg.name(), "lantern-graph", gms, "tflops", flops / gms / 1e9, gs.peakBytes(), g);
+                if (metrics != null) {
+                    metrics.session(new dev.lantern.SessionStats(gs.forwardStats().forwards(), gs.forwardStats().replays(),
+                            java.util.Map.of()));
+                }
 
                 e.poison();
                 e.forward();

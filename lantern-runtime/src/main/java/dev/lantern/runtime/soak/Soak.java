@@ -43,6 +43,14 @@ public final class Soak {
     }
 
     public static SoakReport run(SoakOptions o, Progress progress) {
+        return run(o, progress, stats -> { });
+    }
+
+    /**
+     * The soak, handing every allocator sample (each {@link SoakOptions#sampleEvery()} operations,
+     * on the soak's thread) to {@code samples} as well: a metrics exporter's view of the allocator.
+     */
+    public static SoakReport run(SoakOptions o, Progress progress, java.util.function.Consumer<AllocatorStats> samples) {
         SegmentSource base = o.source() != null ? o.source()
                 : new SimulatedSegmentSource(o.device(), o.simCapacity(), 2 * AllocatorConfig.MiB);
         CountingSource source = new CountingSource(base);
@@ -80,6 +88,7 @@ public final class Soak {
                 AllocatorStats s = allocator.stats();
                 frag.add(s.allocFragPct());
                 waste.add(s.wastePct());
+                samples.accept(s);
                 nextSample += o.sampleEvery();
             }
             if (traffic.ops() >= nextProgress) {
@@ -95,6 +104,7 @@ public final class Soak {
         allocator.emptyCache(); // waits for every pending marker, then releases every free segment
         long leaked = source.liveBytes();
         AllocatorStats end = allocator.stats();
+        samples.accept(end);
         if (base instanceof AutoCloseable c && o.source() == null) {
             close(c);
         }
