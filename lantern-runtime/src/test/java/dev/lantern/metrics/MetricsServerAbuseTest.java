@@ -1,7 +1,7 @@
 package dev.lantern.metrics;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.io.OutputStream;
@@ -18,12 +18,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The endpoint under abuse on loopback: 1,000 idle connections, requests that stop halfway
  * through their headers, an oversized header and unknown paths, all at once. A scrape still
  * answers within seconds, and the platform threads do not grow with the connections. The prints
- * are the phases' times, the diagnosis the issue's abuse figure needs.
+ * are the phases' times, the diagnosis the issue's abuse figure needs. Tagged {@code prometheus}
+ * (run with {@code -Pprometheus}, not in CI): it passes, but takes about 236 s on 2 cores (the 1,000
+ * connects 162 s, the 4 MiB header 61 s); the cause is not found yet (a listen backlog of 1024
+ * instead of the exporter's 3 did not help; docs/observability.md).
  */
+@Tag("prometheus")
 class MetricsServerAbuseTest {
     @Test
-    @Disabled("passes, but takes about 236 s (2 cores): the 1,000 connects take 162 s and the 4 MiB header 61 s;"
-            + " the cause is not found yet (a listen backlog of 1024 instead of the exporter's 3 did not help); docs/observability.md")
     void scrapesKeepAnsweringUnderIdleSlowAndOversizedConnections() throws Exception {
         LanternMetrics m = new LanternMetrics(new PrometheusRegistry());
         m.recordStep(3, 10);
