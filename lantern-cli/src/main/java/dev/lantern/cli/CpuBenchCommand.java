@@ -4,7 +4,6 @@ import dev.lantern.bench.cpu.CpuBench;
 import dev.lantern.bench.cpu.CpuMachine;
 import dev.lantern.bench.cpu.CpuReport;
 import dev.lantern.bench.cpu.CpuTarget;
-import dev.lantern.cpu.CpuConfig;
 import dev.lantern.frontend.nn.BlockConfig;
 
 import java.io.PrintStream;
@@ -62,7 +61,7 @@ final class CpuBenchCommand {
         int batch = a.getInt("bench cpu", "batch", 1, 1, 1 << 16);
         int seq = a.getInt("bench cpu", "seq", 128, 1, 1 << 20);
         long seed = a.getLong("bench cpu", "seed", 42);
-        int threads = threads(a);
+        int threads = ThreadsOption.apply("bench cpu", a);
 
         CpuTarget target = model != null ? CpuTarget.onnx(model, batch, seq, seed)
                 : CpuTarget.block(cfg != null ? cfg : BlockConfig.named("cpu-small"), seed);
@@ -105,21 +104,4 @@ final class CpuBenchCommand {
                 + ", found '" + arg + "'");
     }
 
-    /**
-     * The worker count: {@code --threads N} sets {@code lantern.cpu.threads} before the CPU backend
-     * reads it. The backend reads it once per process, so a JVM that already runs another count
-     * (a test, an embedding application) refuses the option rather than time the wrong thing.
-     */
-    private static int threads(Args a) {
-        if (a.get("threads", null) == null) {
-            return CpuConfig.THREADS;
-        }
-        int n = a.getInt("bench cpu", "threads", 1, 1, 4096);
-        System.setProperty("lantern.cpu.threads", String.valueOf(n));
-        if (CpuConfig.THREADS != n) {
-            throw new UsageException("bench cpu: --threads " + n + ": this process's CPU backend already runs " + CpuConfig.THREADS
-                    + " threads (set once per process); run bench cpu in a fresh process");
-        }
-        return n;
-    }
 }

@@ -69,7 +69,7 @@ final class TrainCommand {
         CompileOptions.Amp amp = UsageException.option("train", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
         double lr = number(a, "lr", TrainOptions.defaults().lr());
         TrainOptions o = new TrainOptions(a.getInt("train", "vocab", 64, 3, 1 << 24), lr, number(a, "weight-decay", 0.01),
-                number(a, "clip", 1.0), amp, a.getLong("train", "seed", 0), threads(a), a.flag("deterministic"));
+                number(a, "clip", 1.0), amp, a.getLong("train", "seed", 0), ThreadsOption.apply("train", a), a.flag("deterministic"));
         Path ckptDir = a.get("checkpoint-dir", null) == null ? null : Path.of(a.get("checkpoint-dir", null));
         int every = a.getInt("train", "checkpoint-every", 50, 1, Integer.MAX_VALUE);
         int keep = a.getInt("train", "keep", 3, 1, 1 << 20);
@@ -187,17 +187,4 @@ final class TrainCommand {
         }
     }
 
-    /** {@code --threads N} sets lantern.cpu.threads before the CPU backend reads it (once per process). */
-    private static int threads(Args a) {
-        if (a.get("threads", null) == null) {
-            return CpuConfig.THREADS;
-        }
-        int n = a.getInt("train", "threads", 1, 1, 4096);
-        System.setProperty("lantern.cpu.threads", String.valueOf(n));
-        if (CpuConfig.THREADS != n) {
-            throw new UsageException("train: --threads " + n + ": this process's CPU backend already runs " + CpuConfig.THREADS
-                    + " threads (set once per process); run train in a fresh process");
-        }
-        return n;
-    }
 }
