@@ -29,14 +29,17 @@ import org.junit.jupiter.api.TestMethodOrder;
  * one, which resets the context, has the largest). Two checks for leaked allocations, modules and graphs:
  * <ol>
  * <li>After the whole tier, the driver-reported free memory is back to what it was after the
- *     warm-up, within {@link #SLACK}. The driver reports free memory in 2 MiB pages, so the slack
- *     is one page, and in all 17 stored logs (docs/results/gpu-tier-*.log) the tier ends exactly
- *     one page lower: something the context keeps for its lifetime takes one page after the
+ *     warm-up, within {@link #SLACK}. The driver reports free memory in 2 MiB pages, and in all
+ *     17 stored logs (docs/results/gpu-tier-*.log) the tier ends exactly one page lower: something the context keeps for its lifetime takes one page after the
  *     warm-up. The likeliest holder is code loaded lazily into the context (CUDA_MODULE_LOADING=LAZY,
  *     the default since CUDA 12.2): cuBLASLt kernels first launched by later tests, which the
  *     library keeps loaded; the warm-up launches only three GEMM kinds. Not yet confirmed on the
- *     GPU (docs/gpu.md says how). Whatever it is, this check cannot tell one page of it from a
- *     one-page leak, so it is not the leak check on its own:
+ *     GPU (docs/gpu.md says how). At 439f665 (the tier with strict-mode GEMMs and the padded
+ *     in-place LM head, which load more cuBLASLt kernels) it ended two pages lower, and with
+ *     {@code CUDA_MODULE_LOADING=EAGER} 84 MiB lower while the cycle check below held to the byte:
+ *     what the tier-wide figure moves with is code loaded into the context, which grows with the
+ *     variety of kernels the tier runs, not with use. So the slack is two pages, and this check
+ *     cannot tell them from a two-page leak; it is not the leak check on its own:
  * <li>{@link #repeatedWorkHoldsNoMoreMemory}: a full session cycle (compile, upload, forwards,
  *     graph capture and replay, an eager run, close), once to pay every one-time cost, then three
  *     more times: the free memory after them must equal the free memory after the first, to the
@@ -48,7 +51,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 @Order(Integer.MAX_VALUE - 2)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ZzFreeMemoryGpuTest {
-    static final long SLACK = 2L << 20;
+    static final long SLACK = 4L << 20;
     static final int CYCLES = 3;
 
     @Test
