@@ -102,11 +102,19 @@ public final class Main {
         List<String> rest = args.stream().filter(a -> !a.equals("--verbose")).toList();
         String cmd = rest.isEmpty() ? "" : rest.getFirst();
         int code;
-        if (rest.isEmpty() || cmd.equals("help") || cmd.equals("--help") || cmd.equals("-h")) {
+        List<String> tail = rest.isEmpty() ? List.of() : rest.subList(1, rest.size());
+        String helpFor = cmd.equals("help") && !tail.isEmpty() ? tail.getFirst()
+                : commands.containsKey(cmd) && CommandHelp.asked(tail) ? cmd : null;
+        if (helpFor != null) {
+            var entry = CommandHelp.of(USAGE, helpFor);
+            (entry.isPresent() ? out : err).println(entry.orElse("lantern help: unknown command '" + helpFor
+                    + "' (try: lantern help)"));
+            code = entry.isPresent() ? ExitStatus.OK : ExitStatus.USAGE;
+        } else if (rest.isEmpty() || cmd.equals("help") || cmd.equals("--help") || cmd.equals("-h")) {
             (rest.isEmpty() ? err : out).println(USAGE);
             code = rest.isEmpty() ? ExitStatus.USAGE : ExitStatus.OK;
         } else {
-            code = dispatch(cmd, rest.subList(1, rest.size()), out, err, verbose, commands);
+            code = dispatch(cmd, tail, out, err, verbose, commands);
         }
         return checkOutput(cmd, code, out, err);
     }
