@@ -4,6 +4,7 @@ import dev.lantern.bench.cpu.CpuBench;
 import dev.lantern.bench.cpu.CpuMachine;
 import dev.lantern.bench.cpu.CpuReport;
 import dev.lantern.bench.cpu.CpuTarget;
+import dev.lantern.bench.cpu.TorchPeer;
 import dev.lantern.frontend.nn.BlockConfig;
 
 import java.io.PrintStream;
@@ -26,7 +27,7 @@ final class CpuBenchCommand {
     static final List<String> DIR_MODELS = List.of("model.onnx", "model_head_t.onnx");
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("bench cpu", argv, Set.of("json"),
+        Args a = Args.parse("bench cpu", argv, Set.of("json", "torch"),
                 Set.of("config", "shape", "model", "batch", "seq", "onnx", "threads", "rounds", "warmups", "out", "seed"));
         if (!a.positional().isEmpty()) {
             throw new UsageException("bench cpu: unexpected argument '" + a.positional().getFirst()
@@ -66,11 +67,14 @@ final class CpuBenchCommand {
         CpuTarget target = model != null ? CpuTarget.onnx(model, batch, seq, seed)
                 : CpuTarget.block(cfg != null ? cfg : BlockConfig.named("cpu-small"), seed);
         Path peerFile = model != null ? model : peer;
+        String torchSpec = a.flag("torch") ? torchSpec(modelArg, model, cfg, batch, seq) : null;
         String loadStart = CpuMachine.loadAverage();
         CpuBench.Result r;
-        try (ProgressBar bar = ProgressBar.forTerminal("bench cpu " + target.name(), CpuBench.forwards(rounds, warmups, peerFile != null),
-                "forwards")) {
-            r = CpuBench.run(target, peerFile, threads, rounds, warmups, bar::update);
+        try (TorchPeer torch = torchSpec == null ? null : new TorchPeer(python(),
+                Repository.root().resolve("scripts/bench/torch_peer.py"), torchSpec, threads);
+             ProgressBar bar = ProgressBar.forTerminal("bench cpu " + target.name(),
+                     CpuBench.forwards(rounds, warmups, 1 + (peerFile != null ? 1 : 0) + (torch != null ? 1 : 0)), "forwards")) {
+            r = CpuBench.run(target, peerFile, torch, threads, rounds, warmups, bar::update);
         }
         String commit = CpuMachine.commit();
         Path file = a.get("out", null) != null ? Path.of(a.get("out", null)) : CpuReport.defaultFile(Path.of(""), commit, r.caseName(), r.threads());
@@ -85,6 +89,29 @@ final class CpuBenchCommand {
             out.println("results: " + file);
         }
         return 0;
+    }
+
+    /**
+     * What torch_peer.py builds for {@code --torch}: the block's shape, or for {@code --model DIR}
+     * (make_gpt2_small.py's folder, the one model the CPU bench times) GPT-2-small at the batch and
+     * sequence given. An ONNX file has no PyTorch twin to time.
+     */
+    private static String torchSpec(String modelArg, Path model, BlockConfig cfg, int batch, int seq) {
+        if (model != null) {
+            if (!Files.isDirectory(Path.of(modelArg))) {
+                throw new UsageException("bench cpu: --torch times a block, or GPT-2-small for --model DIR (make_gpt2_small.py's folder);"
+                        + " an ONNX file has no PyTorch twin");
+            }
+            return "gpt2:" + batch + "x" + seq;
+        }
+        BlockConfig c = cfg != null ? cfg : BlockConfig.named("cpu-small");
+        return c.batch() + "," + c.seq() + "," + c.hidden() + "," + c.heads() + "," + c.mlp() + "," + (c.decoder() ? "decoder" : "encoder");
+    }
+
+    /** The interpreter for the PyTorch peer: {@code -Dlantern.python}, else {@code $LANTERN_PYTHON}, else {@code python3}. */
+    private static String python() {
+        String p = System.getProperty("lantern.python");
+        return p != null ? p : System.getenv().getOrDefault("LANTERN_PYTHON", "python3");
     }
 
     /** --model's file: an .onnx file, or a folder holding one of {@link #DIR_MODELS}. */

@@ -109,4 +109,67 @@ class CpuBenchCommandTest {
         }
         return all;
     }
+
+    /**
+     * {@code --torch}: the peer process is driven forward by forward and its own timings land in the
+     * records. A stand-in script (bash, no PyTorch needed) speaks torch_peer.py's protocol and answers
+     * a fixed 4 ms, so the ratio checks the plumbing; scripts/bench/torch_peer.py itself is the real peer.
+     */
+    @Test
+    void torchPeerTimesLandInTheRecords(@TempDir Path dir) throws IOException {
+        Path script = fakePeer(dir, """
+                echo "ready fake-$1-t$2"
+                while read -r cmd; do case "$cmd" in run) echo "4.000000 3.500000";; quit) exit 0;; *) exit 9;; esac; done
+                """);
+        MainTest.Run r = withPeer(dir, () -> MainTest.run("bench", "cpu", "--shape", "2,32,64,4,128", "--rounds", "4", "--warmups", "2",
+                "--torch", "--json", "--out", dir.resolve("r.json").toString()));
+        assertEquals(0, r.code(), r.err());
+        List<String> records = r.out().strip().lines().toList();
+        assertEquals(2, records.size(), r.out());
+        String torch = records.get(1);
+        assertTrue(torch.contains("\"impl\": \"pytorch-cpu\"") && torch.contains("\"version\": \"fake-2,32,64,4,128,decoder-t"), torch);
+        assertEquals(4.0, number(torch, "ms"), 1e-9);
+        assertEquals(3.5, number(torch, "cpu_ms"), 1e-9);
+        double ratio = 4.0 / number(records.getFirst(), "ms"); // the record's ms is rounded to 0.1 µs
+        assertEquals(1.0, number(torch, "lantern_speed_vs_torch") / ratio, 1e-3);
+        assertTrue(script.toFile().exists());
+    }
+
+    @Test
+    void aPeerThatDoesNotStartIsOneLineWithExit1(@TempDir Path dir) throws IOException {
+        fakePeer(dir, "echo 'ModuleNotFoundError: torch' >&2; exit 1\n");
+        MainTest.Run r = withPeer(dir, () -> MainTest.run("bench", "cpu", "--shape", "2,32,64,4,128", "--rounds", "2", "--warmups", "0",
+                "--torch", "--out", dir.resolve("r.json").toString()));
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().startsWith("lantern bench: PyTorch peer:") && r.err().contains("pip install torch"), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    private static Path fakePeer(Path home, String body) throws IOException {
+        Path script = home.resolve("scripts/bench/torch_peer.py");
+        Files.createDirectories(script.getParent());
+        Files.writeString(script, body);
+        return script;
+    }
+
+    private static MainTest.Run withPeer(Path home, java.util.function.Supplier<MainTest.Run> body) {
+        String oldHome = System.getProperty("lantern.home");
+        String oldPython = System.getProperty("lantern.python");
+        System.setProperty("lantern.home", home.toString());
+        System.setProperty("lantern.python", "bash");
+        try {
+            return body.get();
+        } finally {
+            restore("lantern.home", oldHome);
+            restore("lantern.python", oldPython);
+        }
+    }
+
+    private static void restore(String key, String value) {
+        if (value == null) {
+            System.clearProperty(key);
+        } else {
+            System.setProperty(key, value);
+        }
+    }
 }

@@ -44,12 +44,18 @@ public final class CpuBench {
      *                  on both sides (ORT runs a 1-thread session on the caller), and, unlike wall time, blind to
      *                  the other processes of a shared machine; at more threads only the caller's share
      * @param ortCpuMs  the same for ORT (NaN without a peer)
+     * @param torch     PyTorch's figures, or null without {@code --torch}
      */
     public record Result(String caseName, int threads, int rounds, int warmups, double lanternMs, double lanternMinMs,
                          List<Step> steps, double profiledMs, double outsideMs, double outputCopyMs, double ortMs, double ortMinMs,
-                         String ortVersion, double relErr, double lanternCpuMs, double ortCpuMs) {
+                         String ortVersion, double relErr, double lanternCpuMs, double ortCpuMs, TorchFigures torch) {
         public boolean hasPeer() {
             return !Double.isNaN(ortMs);
+        }
+
+        /** PyTorch's time over Lantern's: above 1 Lantern is faster (NaN without PyTorch). */
+        public double speedVsTorch() {
+            return torch == null ? Double.NaN : torch.ms() / lanternMs;
         }
 
         /** ORT's time over Lantern's: above 1 Lantern is faster. */
@@ -62,16 +68,21 @@ public final class CpuBench {
         }
     }
 
+    /** PyTorch's medians: wall, minimum and its thread's CPU time per forward, with its version. */
+    public record TorchFigures(String version, double ms, double minMs, double cpuMs) {}
+
     /** Forwards {@link #run} performs in all (for a progress bar): warm-up and timed rounds of each side, then the profiled ones. */
-    public static long forwards(int rounds, int warmups, boolean peer) {
-        return (long) (peer ? 2 : 1) * (rounds + warmups) + rounds;
+    public static long forwards(int rounds, int warmups, int sides) {
+        return (long) sides * (rounds + warmups) + rounds;
     }
 
     /**
      * Times {@code target} and, when {@code peerFile} is not null, ONNX Runtime on that file with the
-     * same inputs and {@code threads} intra-op threads. {@code progress} hears the forwards done so far.
+     * same inputs and {@code threads} intra-op threads, and PyTorch in {@code torch} when not null (the
+     * caller builds it; it is not closed here). {@code progress} hears the forwards done so far.
      */
-    public static Result run(CpuTarget target, Path peerFile, int threads, int rounds, int warmups, LongConsumer progress) {
+    public static Result run(CpuTarget target, Path peerFile, TorchPeer torch, int threads, int rounds, int warmups,
+                             LongConsumer progress) {
         Map<String, Tensor> in = target.inputs();
         long[] done = {0};
         Runnable tick = () -> progress.accept(++done[0]);
@@ -89,8 +100,14 @@ public final class CpuBench {
                     ort.run();
                     tick.run();
                 }
+                if (torch != null) {
+                    torch.run();
+                    tick.run();
+                }
             }
             double[] lt = new double[rounds];
+            double[] pt = new double[rounds];
+            double[] pc = new double[rounds];
             double[] ot = new double[rounds];
             double[] lc = new double[rounds];
             double[] oc = new double[rounds];
@@ -107,6 +124,11 @@ public final class CpuBench {
                         lt[i] = time(() -> exec.run(in, outs), lc, i);
                         tick.run();
                     }
+                }
+                if (torch != null) {
+                    pt[i] = torch.run();
+                    pc[i] = torch.lastCpuMs();
+                    tick.run();
                 }
             }
             exec.profiling(true);
@@ -126,7 +148,8 @@ public final class CpuBench {
             }
             return new Result(target.name(), threads, rounds, warmups, median(lt), min(lt), steps, profiledMs,
                     Math.max(0, profiledMs - inKernels), copyMs, ort == null ? Double.NaN : median(ot), ort == null ? Double.NaN : min(ot),
-                    ort == null ? null : ort.version(), rel, median(lc), ort == null ? Double.NaN : median(oc));
+                    ort == null ? null : ort.version(), rel, median(lc), ort == null ? Double.NaN : median(oc),
+                    torch == null ? null : new TorchFigures(torch.version(), median(pt), min(pt), median(pc)));
         }
     }
 

@@ -45,6 +45,13 @@ public final class CpuReport {
                     str(r.caseName()), str(r.ortVersion()), r.threads(), r.ortMs(), r.ortMinMs(), r.ortCpuMs(), r.speedVsOrt(), r.ortCpuMs() / r.lanternCpuMs(),
                     Double.isNaN(r.relErr()) ? "null" : String.format(Locale.ROOT, "%.3e", r.relErr()), r.valid()));
         }
+        if (r.torch() != null) {
+            out.add(String.format(Locale.ROOT, "{\"case\": %s, \"impl\": \"pytorch-cpu\", \"version\": %s, \"threads\": %d, \"ms\": %.4f, "
+                            + "\"min_ms\": %.4f, \"cpu_ms\": %.4f, \"mode\": \"eager, inference_mode\", \"lantern_speed_vs_torch\": %.4f, "
+                            + "\"lantern_cpu_speed_vs_torch\": %.4f}",
+                    str(r.caseName()), str(r.torch().version()), r.threads(), r.torch().ms(), r.torch().minMs(), r.torch().cpuMs(),
+                    r.speedVsTorch(), r.torch().cpuMs() / r.lanternCpuMs()));
+        }
         return out;
     }
 
@@ -58,7 +65,9 @@ public final class CpuReport {
                         : String.format(Locale.ROOT, ", rel err %.1e%s", r.relErr(), r.valid() ? "" : " INVALID")) : "")
                 // at one thread the caller's CPU time is the whole forward on both sides, and blind to other load
                 + (r.threads() == 1 && r.hasPeer() ? String.format(Locale.ROOT, "; CPU time %.3f vs %.3f ms: %.2fx",
-                r.lanternCpuMs(), r.ortCpuMs(), r.ortCpuMs() / r.lanternCpuMs()) : ""));
+                r.lanternCpuMs(), r.ortCpuMs(), r.ortCpuMs() / r.lanternCpuMs()) : "")
+                + (r.torch() != null ? String.format(Locale.ROOT, "; PyTorch %s %.3f ms (min %.3f): Lantern at %.2fx PyTorch's speed",
+                r.torch().version(), r.torch().ms(), r.torch().minMs(), r.speedVsTorch()) : ""));
         int w = Math.max(6, r.steps().stream().mapToInt(s -> s.kernel().length()).max().orElse(6));
         String row = "  %-" + w + "s  %-11s %9s %7s  %s";
         lines.add(String.format(Locale.ROOT, row, "kernel", "kind", "ms", "share", "ops"));
@@ -84,7 +93,7 @@ public final class CpuReport {
         StringBuilder j = new StringBuilder("{\n");
         field(j, "date", str(LocalDate.now(ZoneOffset.UTC).toString()));
         field(j, "commit", str(commit));
-        field(j, "benchmark", str("lantern bench cpu: Lantern compiled CPU forward, per-kernel steps, ONNX Runtime Java beside it"));
+        field(j, "benchmark", str("lantern bench cpu: Lantern compiled CPU forward, per-kernel steps, ONNX Runtime Java and PyTorch CPU (--torch) beside it"));
         field(j, "machine", "{\"cpu\": " + str(CpuMachine.cpuModel()) + ", \"cores\": " + CpuMachine.cores() + "}");
         field(j, "vector_bits", String.valueOf(CpuMachine.vectorBits()));
         field(j, "jdk", str(CpuMachine.jdk()));
