@@ -98,6 +98,23 @@ final class Args {
         }
     }
 
+    double getDouble(String command, String name, double dflt, double min, double max) {
+        String v = options.get(name);
+        if (v == null) {
+            return dflt;
+        }
+        double d;
+        try {
+            d = Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw new UsageException(command + ": --" + name + " must be a number, found '" + v + "'");
+        }
+        if (!(d >= min && d <= max)) {
+            throw new UsageException(command + ": --" + name + " must be in [" + min + ", " + max + "], found " + v);
+        }
+        return d;
+    }
+
     List<String> positional() {
         return positional;
     }
