@@ -26,9 +26,9 @@ public record TrainOptions(int vocab, double lr, double weightDecay, double clip
         }
     }
 
-    /** vocab 64, lr 1e-2 (a one-block model on the generated task), weight decay 0.01, clip 1.0, f32, seed 0, the CPU's threads, not strict. */
+    /** vocab 64, lr 1e-3 (PyTorch's AdamW default; on cpu-small it halves the loss in 200 steps at batch 2, 1e-2 does not), weight decay 0.01, clip 1.0, f32, seed 0, the CPU's threads, not strict. */
     public static TrainOptions defaults() {
-        return new TrainOptions(64, 1e-2, 0.01, 1.0, CompileOptions.Amp.NONE, 0, Math.max(1, Runtime.getRuntime().availableProcessors()), false);
+        return new TrainOptions(64, 1e-3, 0.01, 1.0, CompileOptions.Amp.NONE, 0, Math.max(1, Runtime.getRuntime().availableProcessors()), false);
     }
 
     /** These options with learning rate {@code v}. */
