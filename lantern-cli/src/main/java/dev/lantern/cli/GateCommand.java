@@ -15,15 +15,15 @@ import java.util.Set;
  */
 final class GateCommand {
     static final String COMPARE_USAGE = "gate compare NEW.json OLD.json [--max-worse F] [--ratios-only] [--accepted FILE.tsv]";
-    static final String USAGE = "gate determinism|performance|memory|security|compare ... (" + DeterminismGate.USAGE + "; "
-            + PerformanceGate.USAGE + "; " + MemoryGate.USAGE + "; " + SecurityGate.USAGE + "; " + COMPARE_USAGE + ")";
+    static final String USAGE = "gate determinism|performance|memory|security|signing|compare ... (" + DeterminismGate.USAGE + "; "
+            + PerformanceGate.USAGE + "; " + MemoryGate.USAGE + "; " + SecurityGate.USAGE + "; " + SigningGate.USAGE + "; " + COMPARE_USAGE + ")";
 
     private GateCommand() {}
 
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
         if (argv.isEmpty()) {
-            throw new UsageException("gate: name a gate: determinism, performance, memory, security or compare");
+            throw new UsageException("gate: name a gate: determinism, performance, memory, security, signing or compare");
         }
         List<String> rest = argv.subList(1, argv.size());
         return switch (argv.getFirst()) {
@@ -31,9 +31,10 @@ final class GateCommand {
             case "performance" -> PerformanceGate.run(rest, out, err);
             case "memory" -> MemoryGate.run(rest, out, err);
             case "security" -> SecurityGate.run(rest, out, err);
+            case "signing" -> SigningGate.run(rest, out, err);
             case "compare" -> compare(rest, out);
             default -> throw new UsageException("gate: unknown gate '" + argv.getFirst()
-                    + "' (determinism, performance, memory, security or compare)");
+                    + "' (determinism, performance, memory, security, signing or compare)");
         };
     }
 
