@@ -105,7 +105,7 @@ final class DeterminismCommand {
         }
     }
 
-    private static int report(List<Map<String, Object>> records, List<List<Tensor>> outputs, boolean strict, String device, String amp,
+    static int report(List<Map<String, Object>> records, List<List<Tensor>> outputs, boolean strict, String device, String amp,
                               boolean json, PrintStream out, PrintStream err) {
         RunDifference first = null;
         RunDifference structuralDiff = null; // the first run compiled, keyed or tuned unlike run 0 (outputs aside)

@@ -48,6 +48,13 @@ public final class Main {
               determinism  run one forward in N separate JVMs and compare graph hash, kernel keys,
                        autotune choices and outputs   --runs N --config NAME|--shape ...|--model FILE
                        [--device cpu|cuda] [--deterministic] [--threads 1,2] [--json]
+              sign     sign files: a checksum manifest and its Ed25519 signature   --dir DIR FILE...
+                       [--key-env NAME]  (a throwaway key unless NAME holds a release key)
+              verify   check a signed manifest and every file it lists; names a tampered file
+                       DIR/MANIFEST.sha256 --public-key FILE.pub
+              gate     one CI gate, printing GATE <name> PASS|FAIL <figure>: determinism | performance
+                       [--baseline FILE] | memory [--seconds N] | security [--fixtures-log FILE] |
+                       compare NEW.json OLD.json [--max-worse 0.10] [--ratios-only]   (docs/security.md)
 
             run, train, soak and bench take --metrics-port P [--metrics-host H]: Prometheus metrics at
             http://H:P/metrics while the command runs (H 127.0.0.1 by default, P 0 picks a free port;
@@ -77,6 +84,9 @@ public final class Main {
         m.put("bench", (a, out, err, v) -> BenchCommand.run(a, out, err));
         m.put("determinism", (a, out, err, v) -> DeterminismCommand.run(a, out, err));
         m.put("train", (a, out, err, v) -> TrainCommand.run(a, out, err));
+        m.put("gate", (a, out, err, v) -> GateCommand.run(a, out, err));
+        m.put("sign", (a, out, err, v) -> VerifyCommand.sign(a, out));
+        m.put("verify", (a, out, err, v) -> VerifyCommand.verify(a, out, err));
         m.put("determinism-run", (a, out, err, v) -> DeterminismRun.run(a, out)); // hidden: one run of determinism, in its own JVM
         m.put("test", (a, out, err, v) -> {
             err.println("lantern test: run it through the ./lantern script (it runs ./mvnw -B verify)");
