@@ -61,6 +61,9 @@ final class TrainCommand {
         // auto stays on the CPU: the GPU step is opt-in (its optimizer still runs on the host, see docs/training.md)
         Device device = deviceArg.equals("auto") ? Device.cpu()
                 : UsageException.option("train", () -> Device.parse(deviceArg));
+        if (!device.kind().equals("cpu") && !dev.lantern.Lantern.devices().contains(device)) {
+            throw new UsageException("train: --device " + device + " is not available here (lantern doctor says why)");
+        }
         int steps = a.getInt("train", "steps", 200, 1, Integer.MAX_VALUE);
         CompileOptions.Amp amp = UsageException.option("train", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
         double lr = number(a, "lr", TrainOptions.defaults().lr());

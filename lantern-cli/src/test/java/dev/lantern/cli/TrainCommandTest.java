@@ -95,7 +95,7 @@ class TrainCommandTest {
         if (!dev.lantern.Lantern.devices().contains(dev.lantern.Device.cuda(0))) {
             // the CUDA step (TrainerGpuTest on the gpu tier) needs a GPU: without one, a typed error that says so
             MainTest.Run cuda = MainTest.run("train", "--config", "cpu-small", "--steps", "1", "--device", "cuda");
-            assertEquals(1, cuda.code(), cuda.err());
+            assertEquals(2, cuda.code(), cuda.err());
             assertTrue(cuda.err().contains("cuda"), cuda.err());
         }
     }

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every kernel of the backward ops ({@link BackwardGraphs#BODIES}) and of a language model's whole
- * training step (f32, bf16 and f16 autocast; fused and unfused) compiles for sm_90 with nvcc.
+ * training step (f32, bf16 and f16 autocast; fused and unfused), and the fused AdamW kernel,
+ * compile for sm_90 with nvcc.
  * Skips without nvcc.
  */
 @Tag("nvcc")
@@ -58,6 +59,18 @@ class BackwardNvccTest {
         }
         assertEquals("", failures.toString());
         System.out.println("[nvcc] " + unique.size() + " distinct backward kernels compile for " + CudaTarget.H200.arch());
+    }
+
+    @Test
+    void fusedAdamWCompilesForSm90() throws Exception {
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
+        StringBuilder failures = new StringBuilder();
+        for (dev.lantern.ir.DType low : new dev.lantern.ir.DType[] {null, dev.lantern.ir.DType.BF16, dev.lantern.ir.DType.F16}) {
+            CudaKernelSource src = dev.lantern.cuda.codegen.AdamWKernel.render(low, CudaTarget.H200);
+            StrictKernels.check(src);
+            failures.append(compile(src));
+        }
+        assertEquals("", failures.toString());
     }
 
     private String compile(CudaKernelSource src) throws Exception {
