@@ -146,4 +146,22 @@ class BackwardOpsGpuTest {
             }
         }
     }
+
+    /** A target or id from the caller outside its range fails as on the CPU, before the upload (the kernels never read through it). */
+    @org.junit.jupiter.api.Test
+    void badTargetsAndIdsAreTypedErrors() {
+        Gpu.device();
+        for (String op : new String[] {"cross_entropy", "scatter_add"}) {
+            Graph g = IrParser.parse("graph @case {\n" + body(op, "f32", 5, 13) + "  return %y\n}\n");
+            Tensor x = Tensor.allocate(DType.F32, dev.lantern.ir.Shape.of(5, 13));
+            Tensor t = Tensor.allocate(DType.I64, dev.lantern.ir.Shape.of(5));
+            t.set(3, op.equals("cross_entropy") ? 13 : 5 / 3 + 2 + 4);
+            Program p = Lantern.compile(g, CompileOptions.defaults().withTarget("cuda"));
+            try (Session s = p.load(Device.cuda(0), Weights.of(Map.of()), RunMode.COMPILED)) {
+                dev.lantern.ir.IndexOutOfRangeException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        dev.lantern.ir.IndexOutOfRangeException.class, () -> s.run(Map.of("x", x, "t", t)));
+                assertTrue(e.getMessage().contains("position 3"), e.getMessage());
+            }
+        }
+    }
 }
