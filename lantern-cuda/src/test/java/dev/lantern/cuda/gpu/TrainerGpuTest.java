@@ -49,7 +49,8 @@ class TrainerGpuTest {
     void decoderSmallStrictBf16RunsAreBitIdentical() {
         Gpu.device();
         BlockConfig cfg = BlockConfig.named("decoder-small");
-        TrainOptions o = TrainOptions.defaults().withAmp(CompileOptions.Amp.BF16).withDeterministic(true);
+        TrainOptions o = TrainOptions.defaults().withAmp(CompileOptions.Amp.BF16).withDeterministic(true)
+                .withLr(1e-3); // hidden 1024: lr 1e-2 diverges (CPU, 20 steps: 4.42 -> 9.07); 1e-3 gives 4.42 -> 2.68 (mean of the last 10)
         LanguageModel lm = LanguageModel.of(cfg, o.vocab(), o.seed());
         String[] hashes = new String[2];
         for (int run = 0; run < 2; run++) {
@@ -83,10 +84,13 @@ class TrainerGpuTest {
         return r;
     }
 
-    /** The mean of the last 5 losses below the first loss by 10 %: falling, beyond one batch's noise. */
+    /**
+     * The mean of the last 10 losses (the CLI's last10_mean_loss) below the first loss by 10 %: falling,
+     * beyond one batch's noise. On the CPU, 20 steps: cpu-small 4.18 -> 2.55 (f32 and f16).
+     */
     private static void assertFalls(List<StepResult> r, String what) {
         double first = r.getFirst().loss();
-        double last = r.subList(r.size() - 5, r.size()).stream().mapToDouble(StepResult::loss).average().orElseThrow();
-        assertTrue(Double.isFinite(last) && last < 0.9 * first, what + ": loss " + first + " -> " + last + " (mean of the last 5)");
+        double last = r.subList(r.size() - 10, r.size()).stream().mapToDouble(StepResult::loss).average().orElseThrow();
+        assertTrue(Double.isFinite(last) && last < 0.9 * first, what + ": loss " + first + " -> " + last + " (mean of the last 10)");
     }
 }
