@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every kernel of the backward ops ({@link BackwardGraphs#BODIES}) and of a language model's whole
+ * Every kernel of the backward ops ({@link BackwardGraphs#BODIES}, in f32, bf16 and f16) and of a language model's whole
  * training step (f32, bf16 and f16 autocast; fused and unfused), and the fused AdamW kernel,
  * compile for sm_90 with nvcc.
  * Skips without nvcc.
@@ -37,7 +37,9 @@ class BackwardNvccTest {
         Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
         Map<String, CudaKernelSource> unique = new TreeMap<>();
         List<Graph> graphs = new ArrayList<>();
-        BackwardGraphs.BODIES.forEach(b -> graphs.add(BackwardGraphs.graph(b)));
+        for (String t : new String[] {"f32[", "bf16[", "f16["}) { // each op in every dtype the gpu tier runs it in
+            BackwardGraphs.BODIES.forEach(b -> graphs.add(dev.lantern.ir.IrParser.parse(BackwardGraphs.graph(b).toString().replace("f32[", t))));
+        }
         Graph step = BackwardGraphs.backward(BackwardGraphs.model(BackwardGraphs.ODD, 29)).graph();
         for (CompileOptions.Amp amp : CompileOptions.Amp.values()) {
             for (boolean fuse : new boolean[] {true, false}) {
