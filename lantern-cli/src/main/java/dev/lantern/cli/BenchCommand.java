@@ -28,6 +28,9 @@ final class BenchCommand {
         if (!argv.isEmpty() && argv.getFirst().equals("overhead")) {
             return MetricsOverheadCommand.run(argv.subList(1, argv.size()), out, err); // what serving /metrics costs a step
         }
+        if (!argv.isEmpty() && argv.getFirst().equals("train")) {
+            return TrainBenchCommand.run(argv.subList(1, argv.size()), out, err); // the training step, GPU or CPU
+        }
         Args a = Args.parse("bench", argv, Set.of("json", "no-tune", "deterministic"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq",
                 "metrics-port", "metrics-host"));
         MetricsOption.Spec metricsSpec = MetricsOption.parse("bench", a.get("metrics-port", null), a.get("metrics-host", null));

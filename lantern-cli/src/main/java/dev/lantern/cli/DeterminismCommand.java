@@ -49,9 +49,6 @@ final class DeterminismCommand {
             if (a.get("model", null) != null) {
                 throw new UsageException("determinism: --train N trains a block (--config or --shape); --model is compared by its forward");
             }
-            if (!a.get("device", "cpu").equals("cpu")) {
-                throw new UsageException("determinism: --train N runs on the CPU (training has no CUDA kernels yet)");
-            }
         }
         int runs = a.getInt("determinism", "runs", 5, 2, 1000);
         String device = a.get("device", "cpu");

@@ -41,7 +41,7 @@ final class DeterminismTrainRun {
         LanguageModel lm = LanguageModel.of(cfg, o.vocab(), seed);
         Tensor losses = Tensor.allocate(DType.F32, Shape.of(steps));
         Map<String, Object> r = new LinkedHashMap<>();
-        try (Trainer t = new Trainer(lm, o)) {
+        try (Trainer t = new Trainer(lm, o, dev.lantern.Device.parse(options.target()))) {
             for (int i = 0; i < steps; i++) {
                 losses.set(i, (float) t.step().loss());
             }
@@ -53,7 +53,7 @@ final class DeterminismTrainRun {
                 at += p.numel();
             }
             r.put("run", index);
-            r.put("device", "cpu");
+            r.put("device", options.target());
             r.put("threads", CpuConfig.THREADS);
             r.put("deterministic", options.deterministic());
             r.put("graph_hash", GraphHash.of(lm.graph()));

@@ -4,10 +4,9 @@ import dev.lantern.autodiff.BackwardGraph;
 import dev.lantern.autodiff.Gradients;
 import dev.lantern.checkpoint.Checkpoint;
 import dev.lantern.checkpoint.StoredTensor;
+import dev.lantern.Device;
 import dev.lantern.engine.CompileOptions;
-import dev.lantern.engine.CompiledCpuExecutor;
 import dev.lantern.engine.CompiledModel;
-import dev.lantern.engine.Compiler;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Shape;
@@ -38,10 +37,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Trains a {@link LanguageModel} on the CPU on the generated next-token task: the model and its
- * gradient ({@link Gradients}) as one graph compiled by the standard pipeline, AdamW over f32 master
- * weights (the model reads bf16/f16 copies under AMP), gradients clipped by global norm, and under
- * AMP the dynamic loss scaler. A step is forward + backward (one compiled run) + optimizer;
+ * Trains a {@link LanguageModel} on the generated next-token task: the model and its gradient
+ * ({@link Gradients}) as one graph compiled by the standard pipeline and run by a
+ * {@link StepExecutor} (the CPU, or a device such as {@code cuda:0}), AdamW over f32 master weights
+ * on the host (the model reads bf16/f16 copies under AMP), gradients clipped by global norm, and
+ * under AMP the dynamic loss scaler. A step is forward + backward (one compiled run) + optimizer;
  * everything a resumed run needs is in {@link #checkpoint()}, so that a run restored from it
  * continues bit-exactly.
  */
@@ -52,11 +52,9 @@ public final class Trainer implements AutoCloseable {
     private final LanguageModel model;
     private final TrainOptions options;
     private final BackwardGraph backward;
-    private final CompiledModel compiled;
-    private final CompiledCpuExecutor exec;
+    private final StepExecutor exec;
     private final List<Parameter> params = new ArrayList<>();
     private final Map<String, String> gradientOutput = new HashMap<>(); // parameter name -> output value
-    private final Map<String, DType> boundType = new HashMap<>();       // parameter name -> dtype the compiled step reads
     private final Map<String, Tensor> fixed = new HashMap<>();          // parameters not trained, by name
     private final AdamW optimizer;
     private final DynamicLossScaler scaler;
@@ -65,18 +63,23 @@ public final class Trainer implements AutoCloseable {
     private SplitMix64 rng;
     private long step;
 
-    /**
-     * Differentiates and compiles {@code model}'s step, makes the parameters from its initial
-     * weights, the optimizer, the scaler (under AMP) and the task's stream from {@code options}.
-     */
+    /** A trainer whose step runs on the CPU: {@link #Trainer(LanguageModel, TrainOptions, Device)} with {@link Device#cpu()}. */
     public Trainer(LanguageModel model, TrainOptions options) {
+        this(model, options, Device.cpu());
+    }
+
+    /**
+     * Differentiates {@code model}'s step and compiles it for {@code device}, makes the parameters
+     * from its initial weights, the optimizer, the scaler (under AMP) and the task's stream from
+     * {@code options}. The optimizer, the scaler and the clipping run on the host for every device.
+     */
+    public Trainer(LanguageModel model, TrainOptions options, Device device) {
         this.model = model;
         this.options = options;
         // every floating parameter is trained; an integer table (an imported model's position ids) is bound as it is
         this.backward = Gradients.of(model.graph(), model.scaledLoss(),
                 model.graph().params().stream().filter(n -> n.type().dtype().isFloating()).map(Node::name).toList());
         CompileOptions co = CompileOptions.defaults().withAmp(options.amp()).withDeterministic(options.deterministic());
-        this.compiled = Compiler.compile(backward.graph(), co);
         DType low = options.amp().dtype();
         Map<String, String> names = model.paramNames();
         for (Map.Entry<String, String> e : names.entrySet()) {
@@ -92,10 +95,7 @@ public final class Trainer implements AutoCloseable {
             params.add(low == null ? Parameter.of(e.getValue(), master) : Parameter.mixed(e.getValue(), master, low));
             gradientOutput.put(e.getValue(), backward.gradientOf(e.getKey()));
         }
-        for (Node n : compiled.graph().params()) {
-            boundType.put(n.attrs().getString("name", n.name()), n.type().dtype());
-        }
-        this.exec = new CompiledCpuExecutor(compiled);
+        this.exec = StepExecutor.open(backward.graph(), co, device);
         this.optimizer = new AdamW(params, new AdamWConfig(options.lr(), 0.9, 0.999, 1e-8, options.weightDecay()), options.threads());
         this.scaler = low == null ? null : new DynamicLossScaler(LossScalerConfig.forType(low));
         this.taskConfig = TokenTaskConfig.of(options.vocab(), batchOf(model), seqOf(model), options.seed());
@@ -121,7 +121,12 @@ public final class Trainer implements AutoCloseable {
 
     /** The compiled step (forward, backward) the trainer runs. */
     public CompiledModel compiled() {
-        return compiled;
+        return exec.compiled();
+    }
+
+    /** The device the compiled step runs on. */
+    public Device device() {
+        return exec.device();
     }
 
     /** Steps completed (skipped ones count). */
@@ -153,11 +158,10 @@ public final class Trainer implements AutoCloseable {
         scale.set(0, s);
         Map<String, Tensor> bind = new HashMap<>(fixed);
         for (Parameter p : params) {
-            DType want = boundType.get(p.name());
+            DType want = exec.boundType(p.name());
             bind.put(p.name(), p.low() != null && p.low().dtype() == want ? p.low() : p.value());
         }
-        exec.bind(bind);
-        Map<String, Tensor> out = exec.run(Map.of(model.ids(), b.tokens(), model.targets(), b.targets(), model.scale(), scale));
+        Map<String, Tensor> out = exec.run(bind, Map.of(model.ids(), b.tokens(), model.targets(), b.targets(), model.scale(), scale));
         double loss = out.get(backward.loss()).get(0) / s;
         for (Parameter p : params) {
             Tensor g = out.get(gradientOutput.get(p.name()));

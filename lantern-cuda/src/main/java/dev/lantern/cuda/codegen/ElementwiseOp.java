@@ -25,6 +25,20 @@ public enum ElementwiseOp {
             "0.5f * %1$s * (1.f + tanhf(0.7978845608028654f * (%1$s + 0.044715f * %1$s * %1$s * %1$s)))"),
     /** GELU, exact erf form. */
     GELU_ERF("gelu_erf", 1, "0.5f * %1$s * (1.f + erff(%1$s * 0.7071067811865476f))"),
+    // Gradient helpers ($0 = x, $1 = dy: dy * f'(x)), the CPU's formulas (BinaryFn) in the same order.
+    // Each is an immediately invoked lambda: a template is one expression, and these need locals.
+    /** dy * d/dx gelu_tanh(x): 0.5(1 + t) + (1 - t^2) 0.5 x c (3k x^2 + 1), t = tanh(c (k x^3 + x)). */
+    GELU_TANH_GRAD("gelu_tanh_grad", 2, "([](float x, float dy) { const float x2 = x * x; "
+            + "const float t = tanhf((x2 * x * 0.044715f + x) * 0.7978845608028654f); "
+            + "return dy * ((t + 1.f) * 0.5f + (1.f - t * t) * (x * 0.5f) * 0.7978845608028654f * (x2 * (3.f * 0.044715f) + 1.f)); }(%1$s, %2$s))"),
+    /** dy * d/dx gelu_erf(x): Phi(x) + x phi(x). */
+    GELU_ERF_GRAD("gelu_erf_grad", 2, "([](float x, float dy) { const float cdf = (erff(x * 0.7071067811865476f) + 1.f) * 0.5f; "
+            + "return dy * (cdf + x * (expf(x * x * -0.5f) * 0.3989422804014327f)); }(%1$s, %2$s))"),
+    /** dy * d/dx silu(x): s ((1 - s) x + 1), s = 1 / (e^-x + 1). */
+    SILU_GRAD("silu_grad", 2, "([](float x, float dy) { const float s = 1.f / (expf(-x) + 1.f); "
+            + "return dy * (s * ((1.f - s) * x + 1.f)); }(%1$s, %2$s))"),
+    /** dy where x &gt; 0, else 0 (PyTorch's choice at 0). */
+    RELU_GRAD("relu_grad", 2, "(%1$s > 0.f ? %2$s : 0.f)"),
     /** The step's constant (a scalar leaf of the expression). */
     CONST("const", 0, "%3$s"),
     /** x * constant. */

@@ -9,7 +9,8 @@ import java.util.regex.Pattern;
  * fast or the general path from the spec, never from run-time data.
  */
 public sealed interface KernelSpec
-        permits ElementwiseSpec, CastSpec, NormSpec, SoftmaxSpec, RopeSpec, PermuteSpec, AttentionSpec, StridedCopySpec, GatherSpec {
+        permits ElementwiseSpec, CastSpec, NormSpec, SoftmaxSpec, RopeSpec, PermuteSpec, AttentionSpec, StridedCopySpec, GatherSpec,
+                RowGradSpec, CrossEntropySpec, ReduceSpec, ScatterAddSpec {
 
     /** The kernel's entry name: a C identifier, unique within one module. */
     String name();

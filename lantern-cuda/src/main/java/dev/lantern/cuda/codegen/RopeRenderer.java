@@ -100,7 +100,7 @@ final class RopeRenderer {
         e.line("lt_load<" + ti + ", V>(x + " + xb + " + HALF + c * V, b);");
         e.unrolled("j", "V", () -> {
             e.line("float sn, cs;");
-            e.line("sincosf(pos * theta[c * V + j], &sn, &cs);");
+            sincos(e, "theta[c * V + j]");
             e.line("ya[j] = a[j] * cs - b[j] * sn;");
             e.line("yb[j] = b[j] * cs + a[j] * sn;");
         });
@@ -113,7 +113,7 @@ final class RopeRenderer {
         e.line("lt_load<" + ti + ", V>(x + " + xb + " + c * V, a);");
         e.unrolled("p", "V / 2", () -> {
             e.line("float sn, cs;");
-            e.line("sincosf(pos * theta[c * (V / 2) + p], &sn, &cs);");
+            sincos(e, "theta[c * (V / 2) + p]");
             e.line("y[2 * p] = a[2 * p] * cs - a[2 * p + 1] * sn;");
             e.line("y[2 * p + 1] = a[2 * p + 1] * cs + a[2 * p] * sn;");
         });
@@ -132,7 +132,7 @@ final class RopeRenderer {
         String x0 = spec.input() == null ? "i0" : "x0";
         String x1 = spec.input() == null ? "i1" : "x1";
         e.line("float sn, cs;");
-        e.line("sincosf(pos * theta[c], &sn, &cs);");
+        sincos(e, "theta[c]");
         e.line("const float a = lt_f32(x[" + x0 + "]), b = lt_f32(x[" + x1 + "]);");
         e.line("out[i0] = lt_from<" + to + ">(a * cs - b * sn);");
         e.line("out[i1] = lt_from<" + to + ">(b * cs + a * sn);");
@@ -151,5 +151,13 @@ final class RopeRenderer {
         }
         e.line("};");
         e.blank();
+    }
+
+    /** sn, cs of the angle; the inverse rotation (the backward's) negates sin: R(a)^T = R(-a). */
+    private void sincos(CudaEmitter e, String theta) {
+        e.line("sincosf(pos * " + theta + ", &sn, &cs);");
+        if (spec.inverse()) {
+            e.line("sn = -sn;  // inverse: rotation by -angle");
+        }
     }
 }

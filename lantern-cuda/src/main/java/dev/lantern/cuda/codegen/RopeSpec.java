@@ -22,9 +22,10 @@ import dev.lantern.ir.DType;
  * @param interleaved pairs (2i, 2i+1) instead of (i, i + d/2)
  * @param input       null: x is contiguous like out; else x is a strided (b, h, s, d) view
  *                    read in place (out stays contiguous): no copy before the rope
+ * @param inverse     rotate by -angle (rope's gradient: R(a)^T = R(-a))
  */
 public record RopeSpec(String name, long rows, long seq, int headDim, double base, long offset, boolean interleaved,
-                       DType inDtype, DType outDtype, InputLayout input) implements KernelSpec {
+                       DType inDtype, DType outDtype, InputLayout input, boolean inverse) implements KernelSpec {
     /**
      * Element strides of a strided (batch, heads, seq, head_dim) input with head_dim contiguous;
      * row r of the rope is (r / (heads seq), (r / seq) % heads, r % seq).
@@ -45,7 +46,18 @@ public record RopeSpec(String name, long rows, long seq, int headDim, double bas
 
     public RopeSpec(String name, long rows, long seq, int headDim, double base, long offset, boolean interleaved,
                     DType inDtype, DType outDtype) {
-        this(name, rows, seq, headDim, base, offset, interleaved, inDtype, outDtype, null);
+        this(name, rows, seq, headDim, base, offset, interleaved, inDtype, outDtype, null, false);
+    }
+
+    /** A forward rope over an input read through {@code input}. */
+    public RopeSpec(String name, long rows, long seq, int headDim, double base, long offset, boolean interleaved,
+                    DType inDtype, DType outDtype, InputLayout input) {
+        this(name, rows, seq, headDim, base, offset, interleaved, inDtype, outDtype, input, false);
+    }
+
+    /** This rope rotating by -angle. */
+    public RopeSpec inverted() {
+        return new RopeSpec(name, rows, seq, headDim, base, offset, interleaved, inDtype, outDtype, input, true);
     }
 
     public RopeSpec {

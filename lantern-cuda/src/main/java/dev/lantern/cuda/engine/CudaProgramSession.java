@@ -31,8 +31,10 @@ final class CudaProgramSession implements Session {
     private final CudaDevice gpu;
     private final CudaSession session;
     private final Map<String, Long> fallbacks = new HashMap<>();
-    /** Inputs that a gather reads as ids, by input name, with the rows of the table they index. */
+    /** Inputs that a gather or scatter_add reads as ids, by input name, with the rows of the table they index. */
     private final Map<String, Long> idInputs = new HashMap<>();
+    /** Inputs that a cross_entropy (or its gradient) reads as targets: {vocabulary, ignore_index}. */
+    private final Map<String, long[]> targetInputs = new HashMap<>();
     private long forwards;
     private boolean closed;
 
@@ -42,12 +44,20 @@ final class CudaProgramSession implements Session {
         this.mode = mode;
         CompiledModel model = program.model("cuda", mode.fused());
         for (dev.lantern.kernel.Kernel k : model.kernels()) {
-            if (k.node().op() == dev.lantern.ir.Op.GATHER && k.inputs().get(1).origin() == dev.lantern.kernel.Operand.Origin.INPUT) {
-                dev.lantern.kernel.Operand table = k.inputs().getFirst();
+            dev.lantern.ir.Op op = k.node().op();
+            if (k.inputs().size() < 2 || k.inputs().get(1).origin() != dev.lantern.kernel.Operand.Origin.INPUT) {
+                continue;
+            }
+            String ids = Bindings.name(model.graph().node(k.inputs().get(1).storage()));
+            if (op == dev.lantern.ir.Op.GATHER || op == dev.lantern.ir.Op.SCATTER_ADD) {
+                // the table's rows along the axis: gather's input, scatter_add's output
+                dev.lantern.kernel.Operand table = op == dev.lantern.ir.Op.GATHER ? k.inputs().getFirst() : k.output();
                 int rank = table.shape().rank();
                 int axis = k.node().attrs().getInt("axis", 0);
                 long rows = table.shape().dim(axis < 0 ? axis + rank : axis);
-                idInputs.merge(Bindings.name(model.graph().node(k.inputs().get(1).storage())), rows, Math::min);
+                idInputs.merge(ids, rows, Math::min);
+            } else if (op == dev.lantern.ir.Op.CROSS_ENTROPY || op == dev.lantern.ir.Op.CROSS_ENTROPY_GRAD) {
+                targetInputs.put(ids, new long[] {k.inputs().getFirst().shape().last(), k.node().attrs().getLong("ignore_index", -100)});
             }
         }
         this.gpu = CudaDevice.open(device.index());
@@ -94,6 +104,19 @@ final class CudaProgramSession implements Session {
                         ? ids.segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, i)
                         : ids.segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, i);
                 dev.lantern.ir.IndexOutOfRangeException.wrap(id, rows, i, "input '" + name + "'");
+            }
+        });
+        // the same for cross-entropy targets: the GPU gives a bad target's token NaN, the CPU a typed error
+        targetInputs.forEach((name, vi) -> {
+            Tensor t = bound.get(name);
+            for (long i = 0; i < t.numel(); i++) {
+                long id = t.dtype() == dev.lantern.ir.DType.I64
+                        ? t.segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, i)
+                        : t.segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, i);
+                if (id != vi[1] && (id < 0 || id >= vi[0])) {
+                    throw new dev.lantern.ir.IndexOutOfRangeException("input '" + name + "': cross_entropy target " + id + " at position "
+                            + i + " is outside [0, " + vi[0] + ") and is not ignore_index " + vi[1]);
+                }
             }
         });
         session.setInputs(bound);

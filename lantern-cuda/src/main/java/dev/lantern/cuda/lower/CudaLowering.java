@@ -43,6 +43,11 @@ public final class CudaLowering {
         TABLE.put(Op.SLICE, movement);
         TABLE.put(Op.CONCAT, movement);
         TABLE.put(Op.GATHER, movement);
+        KernelLowerer gradient = new GradientLowerer();
+        for (Op op : new Op[] {Op.SOFTMAX_GRAD, Op.RMS_NORM_GRAD, Op.LAYER_NORM_GRAD, Op.CROSS_ENTROPY, Op.CROSS_ENTROPY_GRAD,
+                Op.REDUCE_SUM, Op.SCATTER_ADD}) {
+            TABLE.put(op, gradient);
+        }
         KernelLowerer elementwise = new ElementwiseLowerer();
         for (Op op : Op.values()) {
             if (op.isElementwise()) {

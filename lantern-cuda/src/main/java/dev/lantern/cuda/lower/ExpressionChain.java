@@ -32,7 +32,7 @@ final class ExpressionChain {
     private static ElementwiseExpr primitive(Node n) {
         String fn = switch (n.op()) {
             case GELU -> n.attrs().getString("approximate", "tanh").equals("tanh") ? "gelu_tanh" : "gelu_erf";
-            // autodiff's helper: named as in an expression, so that it is refused below as "no CUDA elementwise op"
+            // autodiff's helper, named as in a fused expression
             case GELU_GRAD -> n.attrs().getString("approximate", "tanh").equals("tanh") ? "gelu_tanh_grad" : "gelu_erf_grad";
             case CAST -> "cast_f32"; // the output dtype does the rounding
             default -> n.op().text();

@@ -12,6 +12,10 @@ import dev.lantern.cuda.codegen.NormSpec;
 import dev.lantern.cuda.codegen.PermuteSpec;
 import dev.lantern.cuda.codegen.RopeSpec;
 import dev.lantern.cuda.codegen.SoftmaxSpec;
+import dev.lantern.cuda.codegen.RowGradSpec;
+import dev.lantern.cuda.codegen.CrossEntropySpec;
+import dev.lantern.cuda.codegen.ReduceSpec;
+import dev.lantern.cuda.codegen.ScatterAddSpec;
 
 /**
  * Content-derived kernel names: a spec is rendered once under a fixed placeholder name, and
@@ -37,10 +41,16 @@ public final class KernelNames {
                     x.residual(), x.bias());
             case SoftmaxSpec x -> new SoftmaxSpec(n, x.rows(), x.cols(), x.scale(), x.causal(), x.seqQ(), x.inDtype(), x.outDtype());
             case RopeSpec x -> new RopeSpec(n, x.rows(), x.seq(), x.headDim(), x.base(), x.offset(), x.interleaved(), x.inDtype(),
-                    x.outDtype(), x.input());
+                    x.outDtype(), x.input(), x.inverse());
             case PermuteSpec x -> new PermuteSpec(n, x.inShape(), x.perm(), x.dtype());
             case StridedCopySpec x -> new StridedCopySpec(n, x.shape(), x.srcStrides(), x.dstStrides(), x.dtype());
             case GatherSpec x -> new GatherSpec(n, x.outer(), x.count(), x.rows(), x.inner(), x.dtype(), x.idsType());
+            case RowGradSpec x -> new RowGradSpec(n, x.kind(), x.rows(), x.cols(), x.param(), x.inDtype(), x.weightDtype(), x.outDtype());
+            case CrossEntropySpec x -> new CrossEntropySpec(n, x.stage(), x.rows(), x.vocab(), x.ignore(), x.inDtype(), x.idsType(),
+                    x.outDtype());
+            case ReduceSpec x -> new ReduceSpec(n, x.stage(), x.keptDims(), x.keptStrides(), x.reducedDims(), x.reducedStrides(),
+                    x.splits(), x.inDtype(), x.outDtype());
+            case ScatterAddSpec x -> new ScatterAddSpec(n, x.outer(), x.count(), x.size(), x.inner(), x.dtype(), x.idsType());
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
                     x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys(), x.group(), x.masked());
         };

@@ -123,6 +123,9 @@ final class LoweringContext {
     static List<Long> broadcastStrides(View v, Shape out) {
         int r = out.rank();
         int vr = v.shape().rank();
+        if (r == 0) {
+            return List.of(0L); // a scalar (the loss times its scale) runs as one element, see dims
+        }
         List<Long> s = new ArrayList<>();
         for (int i = 0; i < r; i++) {
             int j = i - (r - vr);

@@ -2,7 +2,6 @@ package dev.lantern.cuda.lower;
 
 import static dev.lantern.cuda.lower.LoweringContext.ptr;
 
-import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.RopeSpec;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Shape;
@@ -19,10 +18,7 @@ final class RopeLowerer implements KernelLowerer {
     @Override
     public void lower(Kernel k, LoweringContext cx) {
         Node n = k.node();
-        if (n.attrs().getBool("inverse", false)) {
-            // the backward's rope (autodiff): the CUDA kernel rotates forward only, and must not do so silently
-            throw new CodegenException("no CUDA kernel computes rope {inverse=true} (backward graphs run on the CPU)");
-        }
+        boolean inverse = n.attrs().getBool("inverse", false); // the backward's rope (autodiff): rotation by -angle
         View x = cx.in(k, 0);
         View o = cx.out(k);
         double base = n.attrs().getDouble("base", 10000.0);
@@ -33,10 +29,10 @@ final class RopeLowerer implements KernelLowerer {
             long rows = s.numel() / s.dim(3);
             RopeSpec spec = new RopeSpec("lt_rope", rows, s.dim(2), s.dim(3), base, offset, false, x.dtype(), o.dtype(),
                     new RopeSpec.InputLayout(s.dim(1), st[0], st[1], st[2]));
-            cx.launch(spec, List.of(ptr(x.buf()), ptr(o.buf()), new Step.I64(rows)));
+            cx.launch(inverse ? spec.inverted() : spec, List.of(ptr(x.buf()), ptr(o.buf()), new Step.I64(rows)));
             return;
         }
-        ropeInto(cx, cx.contiguous(x), o, base, offset);
+        ropeInto(cx, cx.contiguous(x), o, base, offset, inverse);
     }
 
     /** Rotate-half RoPE of {@code x} into {@code dst}, through a (b, h, s, d) copy in {@code staging} when x is strided. */
@@ -55,7 +51,7 @@ final class RopeLowerer implements KernelLowerer {
             src = View.dense(staging, x.dtype(), x.shape());
             cx.materialiseInto(x, src);
         }
-        ropeInto(cx, src, dst, base, 0);
+        ropeInto(cx, src, dst, base, 0, false);
         return dst;
     }
 
@@ -66,16 +62,16 @@ final class RopeLowerer implements KernelLowerer {
     static View roped(LoweringContext cx, View x, double base) {
         Shape s = x.shape();
         View dst = View.dense(cx.transientBuf(s.numel() * x.dtype().bytes()), x.dtype(), s);
-        ropeInto(cx, cx.contiguous(x), dst, base, 0);
+        ropeInto(cx, cx.contiguous(x), dst, base, 0, false);
         return dst;
     }
 
-    static void ropeInto(LoweringContext cx, View src, View dst, double base, long offset) {
+    static void ropeInto(LoweringContext cx, View src, View dst, double base, long offset, boolean inverse) {
         Shape s = src.shape();
         int d = s.last();
         long seq = s.rank() >= 2 ? s.dim(-2) : 1;
         long rows = s.numel() / d;
         RopeSpec spec = new RopeSpec("lt_rope", rows, seq, d, base, offset, false, src.dtype(), dst.dtype());
-        cx.launch(spec, List.of(ptr(src), ptr(dst), new Step.I64(rows)));
+        cx.launch(inverse ? spec.inverted() : spec, List.of(ptr(src), ptr(dst), new Step.I64(rows)));
     }
 }

@@ -1,0 +1,112 @@
+package dev.lantern.cli;
+
+import dev.lantern.Device;
+import dev.lantern.Lantern;
+import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.frontend.nn.BlockConfig;
+import dev.lantern.train.Parameter;
+import dev.lantern.train.run.LanguageModel;
+import dev.lantern.train.run.StepResult;
+import dev.lantern.train.run.TrainOptions;
+import dev.lantern.train.run.Trainer;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code lantern bench train --config NAME | --shape B,S,H,N,M[,encoder] [--device cuda|cuda:N|cpu]
+ * [--amp none|bf16|f16] [--steps N] [--warmups W] [--vocab V] [--seed N] [--deterministic] [--json]}:
+ * the training step of {@code lantern train} (one block as a language model on the generated task)
+ * timed: W warm-up steps, then N timed ones; step time (median and best), tokens/s from the median,
+ * and on a GPU the device memory the run holds at its peak (cuMemGetInfo after every step, less the
+ * figure before the trainer opened: the session allocates its arena, weights and outputs once, so
+ * the figure between steps is the step's). What a step is on the GPU today: forward and backward
+ * there, weights and gradients copied each way, AdamW on the host (docs/training.md).
+ */
+final class TrainBenchCommand {
+    private TrainBenchCommand() {}
+
+    static int run(List<String> argv, PrintStream out, PrintStream err) {
+        Args a = Args.parse("bench train", argv, Set.of("json", "deterministic"),
+                Set.of("config", "shape", "device", "amp", "steps", "warmups", "vocab", "seed"));
+        if (!a.positional().isEmpty()) {
+            throw new UsageException("bench train: unexpected argument '" + a.positional().getFirst() + "'");
+        }
+        BlockConfig cfg = BlockOption.of("bench train", a.get("config", null), a.get("shape", null));
+        if (cfg == null) {
+            throw new UsageException("bench train: name the block with --config NAME or --shape B,S,H,N,M");
+        }
+        Device device = UsageException.option("bench train", () -> Device.parse(a.get("device", "cuda")));
+        if (!device.kind().equals("cpu") && !Lantern.devices().contains(device)) {
+            throw new UsageException("bench train: --device " + device + " is not available here (lantern doctor says why)");
+        }
+        CompileOptions.Amp amp = UsageException.option("bench train", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
+        int steps = a.getInt("bench train", "steps", 10, 1, 1_000_000);
+        int warmups = a.getInt("bench train", "warmups", 2, 0, 1_000_000);
+        TrainOptions o = TrainOptions.defaults().withAmp(amp).withVocab(a.getInt("bench train", "vocab", 64, 3, 1 << 24))
+                .withSeed(a.getLong("bench train", "seed", 0)).withDeterministic(a.flag("deterministic"));
+        LanguageModel lm = LanguageModel.of(cfg, o.vocab(), o.seed());
+        CudaDevice gpu = device.kind().equals("cuda") ? CudaDevice.open(device.index()) : null;
+        Map<String, Object> json = new LinkedHashMap<>();
+        try {
+            long before = gpu == null ? 0 : gpu.totalMemory() - gpu.freeMemory();
+            long peak = 0;
+            double[] ms = new double[steps];
+            double first = Double.NaN;
+            double last = Double.NaN;
+            try (Trainer t = new Trainer(lm, o, device);
+                 ProgressBar bar = ProgressBar.forTerminal("bench train " + cfg.name(), warmups + steps, "steps")) {
+                for (int i = 0; i < warmups + steps; i++) {
+                    StepResult r = t.step();
+                    if (gpu != null) {
+                        peak = Math.max(peak, gpu.totalMemory() - gpu.freeMemory() - before);
+                    }
+                    if (i >= warmups) {
+                        ms[i - warmups] = r.nanos() / 1e6;
+                    }
+                    first = Double.isNaN(first) ? r.loss() : first;
+                    last = r.loss();
+                    bar.update(i + 1);
+                }
+                double[] sorted = ms.clone();
+                Arrays.sort(sorted);
+                double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+                json.put("bench", "train");
+                json.put("config", cfg.name());
+                json.put("device", device.toString());
+                json.put("amp", amp.name().toLowerCase(Locale.ROOT));
+                json.put("deterministic", o.deterministic());
+                json.put("parameters", t.parameters().stream().mapToLong(Parameter::numel).sum());
+                json.put("tokens_per_step", t.tokensPerStep());
+                json.put("warmups", warmups);
+                json.put("steps", steps);
+                json.put("step_ms", median);
+                json.put("step_ms_min", sorted[0]);
+                json.put("tokens_per_s", t.tokensPerStep() / (median / 1e3));
+                json.put("peak_device_bytes", gpu == null ? null : peak);
+                json.put("first_loss", first);
+                json.put("last_loss", last);
+                json.put("step", "forward+backward on " + device + ", AdamW on the host");
+            }
+        } finally {
+            if (gpu != null) {
+                gpu.close();
+            }
+        }
+        if (a.flag("json")) {
+            out.println(Json.write(json));
+        } else {
+            out.printf(Locale.ROOT, "bench train %s on %s (%s): %.3f ms/step (median of %d, best %.3f), %.0f tokens/s%s%n",
+                    cfg.name(), device, json.get("amp"), (double) json.get("step_ms"), steps, (double) json.get("step_ms_min"),
+                    (double) json.get("tokens_per_s"),
+                    gpu == null ? "" : String.format(Locale.ROOT, ", peak device memory %,d bytes", (long) json.get("peak_device_bytes")));
+        }
+        return ExitStatus.OK;
+    }
+}

@@ -1,0 +1,44 @@
+package dev.lantern.cuda.codegen;
+
+import dev.lantern.ir.DType;
+
+/**
+ * The backward row kernels of autodiff over the last axis of a (rows, cols) tensor, f32 math:
+ *
+ * <pre>
+ * SOFTMAX:    dx = scale * y * (dy - sum_row(y * dy))                       args: y, dy, out, rows
+ * RMS_NORM:   dx = r * (g - xh * mean_row(g * xh)),           g = w * dy      args: x, w, dy, out, rows
+ * LAYER_NORM: dx = r * (g - mean_row(g) - xh * mean_row(g * xh))
+ *             xh = (x - mean) * r (mean = 0 for rms), r = 1 / sqrt(var + eps), recomputed from x
+ * </pre>
+ *
+ * One CTA per row; every row sum is a fixed tree (per-thread strided partials, then
+ * {@code lt_block_sum}), so the result does not depend on scheduling: strict mode may run it.
+ *
+ * @param param the softmax's scale, or the norm's eps
+ * @param weightDtype the norm weight's dtype (ignored for SOFTMAX)
+ */
+public record RowGradSpec(String name, Kind kind, long rows, long cols, double param, DType inDtype, DType weightDtype,
+                          DType outDtype) implements KernelSpec {
+    public enum Kind { SOFTMAX, RMS_NORM, LAYER_NORM }
+
+    public RowGradSpec {
+        KernelSpec.checkName(name);
+        KernelSpec.checkPositive(rows, name + ": rows");
+        KernelSpec.checkPositive(cols, name + ": cols");
+        if (!Double.isFinite(param) || (kind != Kind.SOFTMAX && param < 0)) {
+            throw new CodegenException(name + ": " + (kind == Kind.SOFTMAX ? "scale" : "eps") + " must be finite"
+                    + (kind == Kind.SOFTMAX ? "" : " and >= 0") + ", got " + param);
+        }
+    }
+
+    @Override
+    public CudaKernelSource render(CudaTarget target) {
+        return new RowGradRenderer(this, target).render();
+    }
+
+    /** Threads of a row CTA: the row's width rounded up to whole warps, at most 256. */
+    static int threads(long cols) {
+        return (int) Math.min(256, (cols + 31) / 32 * 32);
+    }
+}

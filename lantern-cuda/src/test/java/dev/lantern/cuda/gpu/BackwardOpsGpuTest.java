@@ -1,0 +1,167 @@
+package dev.lantern.cuda.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.lantern.Device;
+import dev.lantern.Lantern;
+import dev.lantern.Program;
+import dev.lantern.RunMode;
+import dev.lantern.Session;
+import dev.lantern.Weights;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.ir.DType;
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.IrParser;
+import dev.lantern.ir.Node;
+import dev.lantern.reference.Accuracy;
+import dev.lantern.reference.ReferenceInterpreter;
+import dev.lantern.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every op autodiff emits, and the GEMM transposes a backward graph uses, on the GPU against the
+ * float64 reference: seeded random odd and prime shapes (rows 1–299, widths 1–1499, primes, widths under a warp), f32, bf16
+ * and f16 (108 cases), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
+ * also runs in strict mode (CompileOptions.deterministic) twice, bit-identical. Tolerances
+ * (||gpu - ref|| / ||ref||): 2e-5 in f32 (row reductions of up to 1500 f32 terms), 1e-2 in bf16
+ * and f16 (one rounding of every output to 8 or 11 bits).
+ */
+@Tag("gpu")
+class BackwardOpsGpuTest {
+    static final long SEED = Long.getLong("lantern.backwardOps.seed", 16);
+
+    static Stream<Arguments> cases() {
+        List<Arguments> all = new ArrayList<>();
+        SplittableRandom r = new SplittableRandom(SEED);
+        String[] ops = {"gelu_grad_none", "gelu_grad_tanh", "silu_grad", "relu_grad", "softmax_grad", "rms_norm_grad",
+                "layer_norm_grad", "reduce_rows", "reduce_cols", "reduce_all", "reduce_mid_keep", "cross_entropy",
+                "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb", "matmul_batched_ta"};
+        for (String op : ops) {
+            for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
+                // every shape kind in f32, two in bf16, one in f16: each shape is its own NVRTC compile
+                for (int i = 0; i < (t == DType.F32 ? 3 : t == DType.BF16 ? 2 : 1); i++) {
+                    int rows = odd(r, 300);
+                    // an odd width up to 1499, a prime, a tiny one (1 to 5: under a warp)
+                    int cols = i == 0 ? 1 + 2 * r.nextInt(750) : i == 1 ? new int[] {13, 97, 1009}[r.nextInt(3)] : 1 + r.nextInt(5);
+                    all.add(Arguments.of(op, t, rows, cols, r.nextLong()));
+                }
+            }
+        }
+        return all.stream();
+    }
+
+    private static int odd(SplittableRandom r, int max) {
+        return 1 + 2 * r.nextInt(max / 2);
+    }
+
+    /** The graph of one case over %x, %dy (rows, cols), %w (cols), %t (rows) ids, %dl a scalar. */
+    static String body(String op, String t, int rows, int cols) {
+        String rc = t + "[" + rows + "," + cols + "]";
+        String x = "  %x = input {name=\"x\"} : " + rc + "\n";
+        String dy = "  %dy = input {name=\"dy\"} : " + rc + "\n";
+        String w = "  %w = param {name=\"w\"} : " + t + "[" + cols + "]\n";
+        String ids = "  %t = input {name=\"t\"} : i64[" + rows + "]\n";
+        return switch (op) {
+            case "gelu_grad_none" -> x + dy + "  %y = gelu_grad(%x, %dy) {approximate=\"none\"} : " + rc + "\n";
+            case "gelu_grad_tanh" -> x + dy + "  %y = gelu_grad(%x, %dy) {approximate=\"tanh\"} : " + rc + "\n";
+            case "silu_grad" -> x + dy + "  %y = silu_grad(%x, %dy) : " + rc + "\n";
+            case "relu_grad" -> x + dy + "  %y = relu_grad(%x, %dy) : " + rc + "\n";
+            case "softmax_grad" -> x + dy + "  %s = softmax(%x) {scale=0.7} : " + rc + "\n  %y = softmax_grad(%s, %dy) {scale=0.7} : " + rc + "\n";
+            case "rms_norm_grad" -> x + w + dy + "  %y = rms_norm_grad(%x, %w, %dy) {eps=1.0E-6} : " + rc + "\n";
+            case "layer_norm_grad" -> x + w + dy + "  %y = layer_norm_grad(%x, %w, %dy) {eps=1.0E-5} : " + rc + "\n";
+            case "reduce_rows" -> x + "  %y = reduce_sum(%x) {axes=[0]} : " + t + "[" + cols + "]\n";
+            case "reduce_cols" -> x + "  %y = reduce_sum(%x) {axes=[1]} : " + t + "[" + rows + "]\n";
+            case "reduce_all" -> x + "  %y = reduce_sum(%x) {axes=[0,1]} : " + t + "[]\n";
+            case "reduce_mid_keep" -> "  %x = input {name=\"x\"} : " + t + "[3," + rows + "," + cols + "]\n"
+                    + "  %y = reduce_sum(%x) {axes=[1], keepdims=true} : " + t + "[3,1," + cols + "]\n";
+            case "cross_entropy" -> x + ids + "  %y = cross_entropy(%x, %t) : " + t + "[]\n";
+            case "cross_entropy_grad" -> x + ids + "  %dl = input {name=\"dl\"} : " + t + "[]\n"
+                    + "  %y = cross_entropy_grad(%x, %t, %dl) : " + rc + "\n";
+            case "scatter_add" -> x + ids + "  %y = scatter_add(%x, %t) {axis=0, size=" + (rows / 3 + 2) + "} : "
+                    + t + "[" + (rows / 3 + 2) + "," + cols + "]\n";
+            case "rope_inverse" -> "  %x = input {name=\"x\"} : " + t + "[1,3," + rows + "," + (2 * cols) + "]\n"
+                    + "  %y = rope(%x) {base=10000.0, inverse=true, offset=3} : " + t + "[1,3," + rows + "," + (2 * cols) + "]\n";
+            case "matmul_ta" -> x + "  %b = input {name=\"b\"} : " + t + "[" + rows + ",37]\n"
+                    + "  %y = matmul(%x, %b) {transpose_a=true} : " + t + "[" + cols + ",37]\n";
+            case "matmul_tb" -> x + "  %b = input {name=\"b\"} : " + t + "[41," + cols + "]\n"
+                    + "  %y = matmul(%x, %b) {transpose_b=true} : " + t + "[" + rows + ",41]\n";
+            case "matmul_batched_ta" -> "  %x = input {name=\"x\"} : " + t + "[3," + rows + ",29]\n"
+                    + "  %b = input {name=\"b\"} : " + t + "[3," + rows + ",31]\n"
+                    + "  %y = matmul(%x, %b) {transpose_a=true} : " + t + "[3,29,31]\n";
+            default -> throw new IllegalArgumentException(op);
+        };
+    }
+
+    @ParameterizedTest(name = "{0} {1} {2}x{3}")
+    @MethodSource("cases")
+    void matchesTheFloat64Reference(String op, DType dtype, int rows, int cols, long seed) {
+        Gpu.device();
+        String t = dtype.name().toLowerCase(Locale.ROOT);
+        Graph g = IrParser.parse("graph @case {\n" + body(op, t, rows, cols) + "  return %y\n}\n");
+        SplittableRandom r = new SplittableRandom(seed);
+        Map<String, Tensor> in = new HashMap<>();
+        Map<String, Tensor> params = new HashMap<>();
+        for (Node n : g.nodes()) {
+            if (n.op() != dev.lantern.ir.Op.INPUT && n.op() != dev.lantern.ir.Op.PARAM) {
+                continue;
+            }
+            String name = n.attrs().getString("name", n.name());
+            Tensor v = Tensor.allocate(n.type().dtype(), n.type().shape());
+            for (long i = 0; i < v.numel(); i++) {
+                v.set(i, switch (name) {
+                    // ids with repeats; cross-entropy targets ignored (-100) one time in 7
+                    case "t" -> op.startsWith("cross") && i > 0 && r.nextInt(7) == 0 ? -100 : r.nextInt(op.equals("scatter_add") ? rows / 3 + 2 : cols);
+                    case "w" -> (float) (1 + 0.3 * r.nextGaussian());
+                    case "dl" -> 0.75f;
+                    default -> (float) (2 * r.nextGaussian());
+                });
+            }
+            (n.op() == dev.lantern.ir.Op.PARAM ? params : in).put(name, v);
+        }
+        Map<String, Tensor> all = new HashMap<>(params);
+        all.putAll(in);
+        double[] ref = ReferenceInterpreter.run(g, all).get("y").data();
+        double tol = dtype == DType.F32 ? 2e-5 : 1e-2;
+        String what = op + " " + dtype + " " + rows + "x" + cols + " (seed " + seed + ")";
+        for (boolean strict : new boolean[] {false, true}) {
+            Program p = Lantern.compile(g, CompileOptions.defaults().withTarget("cuda").withDeterministic(strict));
+            try (Session s = p.load(Device.cuda(0), Weights.of(params), RunMode.COMPILED)) {
+                double[] first = s.run(in).get("y").toDoubles();
+                double e = Accuracy.relErr(first, ref);
+                assertTrue(e <= tol, what + (strict ? " strict" : "") + ": rel err " + e + " > " + tol);
+                if (strict) {
+                    assertArrayEquals(first, s.run(in).get("y").toDoubles(), what + ": strict mode, two runs differ");
+                }
+            }
+        }
+    }
+
+    /** A target or id from the caller outside its range fails as on the CPU, before the upload (the kernels never read through it). */
+    @org.junit.jupiter.api.Test
+    void badTargetsAndIdsAreTypedErrors() {
+        Gpu.device();
+        for (String op : new String[] {"cross_entropy", "scatter_add"}) {
+            Graph g = IrParser.parse("graph @case {\n" + body(op, "f32", 5, 13) + "  return %y\n}\n");
+            Tensor x = Tensor.allocate(DType.F32, dev.lantern.ir.Shape.of(5, 13));
+            Tensor t = Tensor.allocate(DType.I64, dev.lantern.ir.Shape.of(5));
+            t.set(3, op.equals("cross_entropy") ? 13 : 5 / 3 + 2 + 4);
+            Program p = Lantern.compile(g, CompileOptions.defaults().withTarget("cuda"));
+            try (Session s = p.load(Device.cuda(0), Weights.of(Map.of()), RunMode.COMPILED)) {
+                dev.lantern.ir.IndexOutOfRangeException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        dev.lantern.ir.IndexOutOfRangeException.class, () -> s.run(Map.of("x", x, "t", t)));
+                assertTrue(e.getMessage().contains("position 3"), e.getMessage());
+            }
+        }
+    }
+}

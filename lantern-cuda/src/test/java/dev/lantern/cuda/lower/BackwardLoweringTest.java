@@ -1,0 +1,116 @@
+package dev.lantern.cuda.lower;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.lantern.cuda.codegen.CodegenException;
+import dev.lantern.cuda.codegen.CrossEntropySpec;
+import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.ReduceSpec;
+import dev.lantern.cuda.codegen.RopeSpec;
+import dev.lantern.cuda.codegen.RowGradSpec;
+import dev.lantern.cuda.codegen.ScatterAddSpec;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledModel;
+import dev.lantern.ir.IrParser;
+import dev.lantern.ir.Op;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every op that autodiff emits lowers to CUDA kernels (fused and unfused), none of them uses
+ * atomics (strict mode may run all), an inverse rope renders the rotation by -angle, and the whole
+ * training step of a language model (f32 and under bf16/f16 autocast) lowers. The kernels compile
+ * for sm_90 in {@link BackwardNvccTest}; they run against float64 in {@code BackwardOpsGpuTest}.
+ */
+class BackwardLoweringTest {
+    @Test
+    void everyBackwardOpLowersWithoutAtomics() {
+        for (String body : BackwardGraphs.BODIES) {
+            for (boolean fuse : new boolean[] {true, false}) {
+                CompiledModel m = BackwardGraphs.compile(BackwardGraphs.graph(body), fuse, CompileOptions.Amp.NONE);
+                CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
+                assertFalse(l.steps().isEmpty(), body);
+                for (Step s : l.steps()) {
+                    if (s instanceof Step.Launch launch) {
+                        StrictKernels.check(launch.source()); // throws on any atomic
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void eachOpGetsItsKernelFamily() {
+        assertTrue(specs("%y = softmax_grad(%x, %x) {scale=0.5} : f32[5,13]").stream().anyMatch(s -> s instanceof RowGradSpec r
+                && r.kind() == RowGradSpec.Kind.SOFTMAX && r.param() == 0.5));
+        assertTrue(specs("%y = layer_norm_grad(%x, %w, %x) {eps=1.0E-5} : f32[5,13]").stream().anyMatch(s -> s instanceof RowGradSpec r
+                && r.kind() == RowGradSpec.Kind.LAYER_NORM));
+        List<Object> ce = specs("%y = cross_entropy(%x, %t) : f32[]");
+        assertEquals(2, ce.stream().filter(s -> s instanceof CrossEntropySpec).count(), ce.toString());
+        assertTrue(specs("%y = scatter_add(%x, %t) {axis=0, size=7} : f32[7,13]").stream().anyMatch(s -> s instanceof ScatterAddSpec a
+                && a.size() == 7 && a.count() == 5 && a.inner() == 13));
+        List<Object> rope = specs(BackwardGraphs.BODIES.getLast());
+        RopeSpec r = (RopeSpec) rope.stream().filter(s -> s instanceof RopeSpec).findFirst().orElseThrow();
+        assertTrue(r.inverse());
+        String src = dev.lantern.cuda.lower.KernelNames.render(r, CudaTarget.H200).source();
+        assertTrue(src.contains("sn = -sn"), src);
+        // the forward rope does not negate
+        assertFalse(dev.lantern.cuda.lower.KernelNames.render(new RopeSpec("lt_rope", 5, 5, 12, 1e4, 0, false,
+                dev.lantern.ir.DType.F32, dev.lantern.ir.DType.F32), CudaTarget.H200).source().contains("sn = -sn"));
+    }
+
+    @Test
+    void reductionSplitsDependOnShapesOnly() {
+        // a column sum over many rows splits into fixed chunks; a wide output runs direct
+        List<Object> cols = specsOf("%x = input {name=\"x\"} : f32[4099,7]", "%y = reduce_sum(%x) {axes=[0]} : f32[7]");
+        assertEquals(List.of(ReduceSpec.Stage.PARTIAL, ReduceSpec.Stage.FINISH),
+                cols.stream().filter(s -> s instanceof ReduceSpec).map(s -> ((ReduceSpec) s).stage()).toList());
+        ReduceSpec p = (ReduceSpec) cols.stream().filter(s -> s instanceof ReduceSpec).findFirst().orElseThrow();
+        assertTrue(p.splits() > 1 && p.chunk() * p.splits() >= 4099 && p.chunk() * (p.splits() - 1) < 4099, p.toString());
+        assertEquals(1, ReduceSpec.splitsFor(40000, 4099));
+        assertEquals(1, ReduceSpec.splitsFor(7, 50));
+    }
+
+    @Test
+    void trainingStepOfALanguageModelLowers() {
+        var lm = BackwardGraphs.model(BackwardGraphs.ODD, 29);
+        var bg = BackwardGraphs.backward(lm);
+        for (CompileOptions.Amp amp : CompileOptions.Amp.values()) {
+            for (boolean fuse : new boolean[] {true, false}) {
+                CompiledModel m = BackwardGraphs.compile(bg.graph(), fuse, amp);
+                Set<Op> ops = EnumSet.noneOf(Op.class);
+                m.kernels().forEach(k -> ops.add(k.node().op()));
+                CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
+                assertTrue(l.launches() > 10 && l.gemms() > 5, amp + " " + fuse + ": " + l.launches() + " launches");
+                assertTrue(ops.contains(Op.SCATTER_ADD) && ops.contains(Op.CROSS_ENTROPY_GRAD), ops.toString());
+            }
+        }
+    }
+
+    @Test
+    void aBroadcastBatchGemmIsStillATypedRefusal() {
+        String g = "graph @g {\n  %a = input {name=\"a\"} : f32[2,3,5,4]\n  %b = input {name=\"b\"} : f32[1,3,4,6]\n"
+                + "  %y = matmul(%a, %b) : f32[2,3,5,6]\n  return %y\n}\n";
+        CompiledModel m = BackwardGraphs.compile(IrParser.parse(g), false, CompileOptions.Amp.NONE);
+        CodegenException e = assertThrows(CodegenException.class, () -> CudaLowering.lower(m, CudaTarget.H200));
+        assertTrue(e.getMessage().contains("broadcast"), e.getMessage());
+    }
+
+    private static List<Object> specs(String body) {
+        CompiledModel m = BackwardGraphs.compile(BackwardGraphs.graph(body), false, CompileOptions.Amp.NONE);
+        return CudaLowering.lower(m, CudaTarget.H200).steps().stream()
+                .filter(s -> s instanceof Step.Launch).map(s -> (Object) ((Step.Launch) s).spec()).toList();
+    }
+
+    private static List<Object> specsOf(String inputs, String body) {
+        CompiledModel m = BackwardGraphs.compile(IrParser.parse("graph @g {\n  " + inputs + "\n  " + body + "\n  return %y\n}\n"),
+                false, CompileOptions.Amp.NONE);
+        return CudaLowering.lower(m, CudaTarget.H200).steps().stream()
+                .filter(s -> s instanceof Step.Launch).map(s -> (Object) ((Step.Launch) s).spec()).toList();
+    }
+}

@@ -1,0 +1,91 @@
+package dev.lantern.cuda.lower;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.lantern.cuda.codegen.CudaKernelSource;
+import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.NvccOnPath;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.ir.Graph;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every kernel of the backward ops ({@link BackwardGraphs#BODIES}, in f32, bf16 and f16) and of a language model's whole
+ * training step (f32, bf16 and f16 autocast; fused and unfused), and the fused AdamW kernel,
+ * compile for sm_90 with nvcc.
+ * Skips without nvcc.
+ */
+@Tag("nvcc")
+class BackwardNvccTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void everyBackwardKernelCompilesForSm90() throws Exception {
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
+        Map<String, CudaKernelSource> unique = new TreeMap<>();
+        List<Graph> graphs = new ArrayList<>();
+        for (String t : new String[] {"f32[", "bf16[", "f16["}) { // each op in every dtype the gpu tier runs it in
+            BackwardGraphs.BODIES.forEach(b -> graphs.add(dev.lantern.ir.IrParser.parse(BackwardGraphs.graph(b).toString().replace("f32[", t))));
+        }
+        Graph step = BackwardGraphs.backward(BackwardGraphs.model(BackwardGraphs.ODD, 29)).graph();
+        for (CompileOptions.Amp amp : CompileOptions.Amp.values()) {
+            for (boolean fuse : new boolean[] {true, false}) {
+                List<Graph> gs = amp == CompileOptions.Amp.NONE ? new ArrayList<>(graphs) : new ArrayList<>();
+                gs.add(step);
+                for (Graph g : gs) {
+                    for (Step s : CudaLowering.lower(BackwardGraphs.compile(g, fuse, amp), CudaTarget.H200).steps()) {
+                        if (s instanceof Step.Launch l) {
+                            unique.putIfAbsent(l.source().entry(), l.source());
+                        }
+                    }
+                }
+            }
+        }
+        assertTrue(unique.size() >= 20, "kernels: " + unique.keySet());
+        StringBuilder failures = new StringBuilder();
+        for (CudaKernelSource src : unique.values()) {
+            failures.append(compile(src));
+        }
+        assertEquals("", failures.toString());
+        System.out.println("[nvcc] " + unique.size() + " distinct backward kernels compile for " + CudaTarget.H200.arch());
+    }
+
+    @Test
+    void fusedAdamWCompilesForSm90() throws Exception {
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
+        StringBuilder failures = new StringBuilder();
+        for (dev.lantern.ir.DType low : new dev.lantern.ir.DType[] {null, dev.lantern.ir.DType.BF16, dev.lantern.ir.DType.F16}) {
+            CudaKernelSource src = dev.lantern.cuda.codegen.AdamWKernel.render(low, CudaTarget.H200);
+            StrictKernels.check(src);
+            failures.append(compile(src));
+        }
+        assertEquals("", failures.toString());
+    }
+
+    private String compile(CudaKernelSource src) throws Exception {
+        Path cu = tmp.resolve(src.entry() + ".cu");
+        Files.writeString(cu, src.source());
+        List<String> cmd = List.of("nvcc", NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3", "-std=c++17",
+                "-o", tmp.resolve(src.entry() + ".cubin").toString(), cu.toString());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return src.entry() + ": nvcc timed out\n";
+        }
+        return p.exitValue() == 0 ? "" : src.entry() + ":\n" + log + "\nreproduce: " + String.join(" ", cmd) + "\n";
+    }
+}
