@@ -11,6 +11,8 @@ import dev.lantern.passes.FusionCoverage;
 import dev.lantern.passes.Partition;
 import dev.lantern.plan.MemoryPlan;
 import dev.lantern.plan.MemoryPlanner;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +26,12 @@ public final class Compiler {
     private Compiler() {}
 
     public static CompiledModel compile(Graph g, CompileOptions options) {
+        try (Span s = Tracing.span("compile", "compile")) {
+            return compileTraced(g, options);
+        }
+    }
+
+    private static CompiledModel compileTraced(Graph g, CompileOptions options) {
         Target target = options.kernelTarget();
         List<String> dumps = new ArrayList<>();
         Graph[] unfused = {null};
@@ -44,9 +52,14 @@ public final class Compiler {
             before = new Autocast(options.amp().dtype(), options.lowOutputs()).run(before);
         }
         Partition partition = new Partition(target);
-        List<Kernel> kernels = partition.kernels(cur);
-        MemoryPlan plan = MemoryPlanner.plan(cur, kernels);
-        long saved = traffic(partition.kernels(before)) - traffic(kernels);
+        List<Kernel> kernels;
+        MemoryPlan plan;
+        long saved;
+        try (Span s = Tracing.span("kernels and memory plan", "compile")) {
+            kernels = partition.kernels(cur);
+            plan = MemoryPlanner.plan(cur, kernels);
+            saved = traffic(partition.kernels(before)) - traffic(kernels);
+        }
         return new CompiledModel(g, before, cur, kernels, plan, FusionCoverage.of(before, cur), saved, options, dumps);
     }
 
