@@ -52,6 +52,8 @@ public final class Main {
             run, train, soak and bench take --metrics-port P [--metrics-host H]: Prometheus metrics at
             http://H:P/metrics while the command runs (H 127.0.0.1 by default, P 0 picks a free port;
             the address goes to standard error; docs/observability.md).
+            run, train and bench macro|micro|cpu take --trace FILE.json: a Chrome/Perfetto trace of the
+            compile's passes, NVRTC compiles, every kernel (CPU clock, or CUDA events) and host steps.
             Every command takes --verbose (stack traces on errors).
             Exit codes: 0 done, 1 bad input or a failed check, 2 bad command line or no such device,
             3 internal error (a bug in Lantern).""";

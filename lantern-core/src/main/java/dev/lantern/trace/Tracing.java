@@ -49,7 +49,17 @@ public final class Tracing {
         return new Installed(before, recorder);
     }
 
-    /** An {@link #install}ed recorder; closing it puts the previous one back. */
+    /**
+     * Stops recording until the returned handle is closed (a benchmark's timing loop, whose
+     * figures must not include tracing's synchronisations); closing it resumes the trace before.
+     */
+    public static Installed suspend() {
+        TraceRecorder before = current;
+        current = null;
+        return new Installed(before, null);
+    }
+
+    /** An {@link #install}ed recorder (null for {@link #suspend}); closing it puts the previous one back. */
     public static final class Installed implements AutoCloseable {
         private final TraceRecorder before;
         private final TraceRecorder recorder;
