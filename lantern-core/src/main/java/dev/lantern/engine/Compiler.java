@@ -3,7 +3,7 @@ package dev.lantern.engine;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.IrPrinter;
 import dev.lantern.kernel.Kernel;
-import dev.lantern.kernel.Operand;
+import dev.lantern.kernel.KernelTraffic;
 import dev.lantern.kernel.Target;
 import dev.lantern.passes.Autocast;
 import dev.lantern.passes.FuseAttention;
@@ -63,18 +63,8 @@ public final class Compiler {
         return new CompiledModel(g, before, cur, kernels, plan, FusionCoverage.of(before, cur), saved, options, dumps);
     }
 
-    /** Σ over kernels of the bytes each reads and writes once: a first-order memory-traffic estimate. */
+    /** Σ over kernels of the bytes each reads and writes once: a first-order memory-traffic estimate ({@link KernelTraffic}). */
     static long traffic(List<Kernel> kernels) {
-        long t = 0;
-        for (Kernel k : kernels) {
-            for (Operand o : k.inputs()) {
-                t += o.bytes();
-            }
-            t += k.output().bytes();
-            for (Operand w : k.workspace()) {
-                t += 2 * w.bytes();
-            }
-        }
-        return t;
+        return KernelTraffic.bytes(kernels);
     }
 }

@@ -5,6 +5,7 @@ import dev.lantern.cuda.driver.CudaModule;
 import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.cuda.engine.EventTiming;
+import dev.lantern.cuda.engine.KernelFigures;
 import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.cuda.nvrtc.KernelSource;
 import dev.lantern.cuda.nvrtc.ModuleCache;
@@ -152,6 +153,20 @@ public final class CudaBench {
                 Map<String, Object> withSteps = new LinkedHashMap<>(common);
                 withSteps.put("steps", stepsJson(inForward));
                 withSteps.put("steps_alone", stepsJson(alone));
+                // occupancy from the occupancy API and launch shapes; GB/s = cost-model bytes / the in-forward step times
+                List<KernelFigures.Figure> figures = s.kernelFigures(inForward);
+                KernelFigures.Summary summary = KernelFigures.summary(figures);
+                withSteps.put("occ_pct", KernelFiguresJson.number(summary.occPct(), 2));
+                withSteps.put("dram_gbps", KernelFiguresJson.number(summary.dramGbps(), 1));
+                withSteps.put("kernel_figures", KernelFiguresJson.of(figures));
+                if (metrics != null) {
+                    if (Double.isFinite(summary.occPct())) {
+                        metrics.occupancy(summary.occPct());
+                    }
+                    if (Double.isFinite(summary.dramGbps())) {
+                        metrics.dramGbps(summary.dramGbps());
+                    }
+                }
                 double ms = EventTiming.median(compiled);
                 record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), withSteps);
                 if (metrics != null) {
@@ -246,6 +261,30 @@ public final class CudaBench {
             }
             return k;
         });
+    }
+
+    /**
+     * A generated kernel's launch shape and theoretical occupancy ({@code cuOccupancyMaxActiveBlocksPerMultiprocessor}
+     * for its block and dynamic shared memory, against the SM's thread slots) as record fields.
+     */
+    Map<String, Object> launchFigures(CudaModule.CudaKernel k, dev.lantern.cuda.codegen.LaunchConfig c) {
+        int perSm = k.maxActiveBlocksPerSm(c.threads(), c.dynamicSharedBytes());
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("grid", json("[" + c.gridX() + ", " + c.gridY() + ", " + c.gridZ() + "]"));
+        m.put("block", json("[" + c.blockX() + ", " + c.blockY() + ", " + c.blockZ() + "]"));
+        m.put("shared_bytes", c.dynamicSharedBytes());
+        m.put("blocks_per_sm", perSm);
+        m.put("occupancy_pct", KernelFiguresJson.number(KernelFigures.occupancyPct(perSm, c.threads(), device.maxThreadsPerSm()), 2));
+        return m;
+    }
+
+    private static Object json(String literal) {
+        return new Object() {
+            @Override
+            public String toString() {
+                return literal;
+            }
+        };
     }
 
     double time(CudaStream s, Runnable work, int warm, int iters) {
