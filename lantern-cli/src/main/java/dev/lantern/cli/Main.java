@@ -41,6 +41,8 @@ public final class Main {
               soak     allocator soak: --seconds N --device sim|cuda [--seed N] [--json]
               bench    benchmarks: macro --config NAME|--shape B,S,H,N,M[,encoder] | micro
                        [--device cuda] [--deterministic] [--json]
+              report   every results file of a folder as one static HTML page (charts over commits,
+                       kernel tables, soak memory, regression alerts)   DIR [--out report.html]
               train    train a one-block language model on the generated next-token task (CPU)
                        --config NAME|--shape B,S,H,N,M [--steps N] [--batch B] [--seq S] [--lr X]
                        [--amp bf16|f16] [--seed N] [--threads N] [--deterministic]
@@ -79,6 +81,7 @@ public final class Main {
         m.put("bench", (a, out, err, v) -> BenchCommand.run(a, out, err));
         m.put("determinism", (a, out, err, v) -> DeterminismCommand.run(a, out, err));
         m.put("train", (a, out, err, v) -> TrainCommand.run(a, out, err));
+        m.put("report", (a, out, err, v) -> ReportCommand.run(a, out, err));
         m.put("determinism-run", (a, out, err, v) -> DeterminismRun.run(a, out)); // hidden: one run of determinism, in its own JVM
         m.put("test", (a, out, err, v) -> {
             err.println("lantern test: run it through the ./lantern script (it runs ./mvnw -B verify)");

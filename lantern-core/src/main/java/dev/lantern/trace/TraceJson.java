@@ -29,6 +29,12 @@ public final class TraceJson {
         Path tmp = null;
         try {
             tmp = Files.createTempFile(dir, "." + abs.getFileName() + ".", ".tmp");
+            try {
+                // a temporary file is private to its owner; the trace is for whoever opens it
+                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX file system: its defaults stay
+            }
             try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
                 write(r, w);
             }
