@@ -51,27 +51,12 @@ final class ReportCommand {
         return ExitStatus.OK;
     }
 
-    /**
-     * The repository's commits, oldest first ({@code git log --all --date-order --reverse}), so that a
-     * day's results follow the history; without git (or outside a repository) a day's files go in path order.
-     */
+    /** The repository's history, so that a day's results follow it ({@link CommitOrder#fromGit}); said on stderr when missing. */
     static CommitOrder commitOrder(Path dir, PrintStream err) {
-        try {
-            Process p = new ProcessBuilder("git", "-C", dir.toAbsolutePath().toString(), "log", "--all", "--date-order", "--reverse", "--format=%H")
-                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-            List<String> hashes;
-            try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))) {
-                hashes = r.lines().toList();
-            }
-            if (p.waitFor() == 0 && !hashes.isEmpty()) {
-                return CommitOrder.of(hashes);
-            }
-        } catch (java.io.IOException e) {
-            // no git on the PATH: fall through
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        CommitOrder o = CommitOrder.fromGit(dir);
+        if (!o.known()) {
+            err.println("lantern report: no git history found for " + dir + "; a day's results are ordered by file name");
         }
-        err.println("lantern report: no git history found for " + dir + "; a day's results are ordered by file name");
-        return CommitOrder.none();
+        return o;
     }
 }

@@ -31,6 +31,29 @@ public record CommitOrder(Map<String, Integer> index) {
         return new CommitOrder(m);
     }
 
+    /**
+     * The history of the git repository holding {@code dir} ({@code git log --all --date-order --reverse}),
+     * or {@link #none()} without git or outside a repository.
+     */
+    public static CommitOrder fromGit(java.nio.file.Path dir) {
+        try {
+            Process p = new ProcessBuilder("git", "-C", dir.toAbsolutePath().toString(), "log", "--all", "--date-order", "--reverse", "--format=%H")
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            List<String> hashes;
+            try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))) {
+                hashes = r.lines().toList();
+            }
+            if (p.waitFor() == 0 && !hashes.isEmpty()) {
+                return of(hashes);
+            }
+        } catch (java.io.IOException e) {
+            // no git on the PATH: no history
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return none();
+    }
+
     public int of(String commit) {
         return commit == null || commit.length() < 7 ? Integer.MAX_VALUE : index.getOrDefault(commit.substring(0, 7), Integer.MAX_VALUE);
     }
