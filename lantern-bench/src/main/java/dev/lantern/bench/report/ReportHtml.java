@@ -167,7 +167,7 @@ public final class ReportHtml {
             b.append(Svg.bars(f.path(), e.getKey(), e.getValue()));
         }
         if (!f.timeline().isEmpty()) {
-            b.append("<p>Allocator memory over the soak (solid: reserved, allocated; dashed: fragmentation %, 0–100 on the same height).</p>")
+            b.append("<p>Allocator memory over the soak: blue reserved, red allocated (MiB, left scale); green dashed fragmentation % (0–100 over the same height).</p>")
                     .append(Svg.soak(f.path(), f.timeline()));
         }
         Map<String, List<KernelRow>> groups = new LinkedHashMap<>();

@@ -77,6 +77,13 @@ class ReportBrowserTest {
                 charted++;
             }
             assertEquals(w.withFigures(), charted);
+            long soaks = w.read().stream().filter(f -> !f.timeline().isEmpty()).count();
+            assertTrue(soaks >= 1, "the repository holds a soak with its timeline");
+            List<WebElement> soakCharts = browser.findElements(By.cssSelector("svg.chart[data-chart=\"soak\"]"));
+            assertEquals(soaks, soakCharts.size(), "allocator memory over time for every soak with a timeline");
+            for (WebElement c : soakCharts) {
+                assertEquals(3, c.findElements(By.tagName("polyline")).size(), "reserved, allocated, fragmentation");
+            }
             assertTrue(charted >= 70, "the repository's JSON results: " + charted);
             assertEquals(0, w.unreadable());
 
