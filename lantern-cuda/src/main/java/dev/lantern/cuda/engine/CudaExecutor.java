@@ -224,7 +224,7 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
         if (Tracing.enabled() && compiled) {
             TracedForward.run(device, stream, program.steps(), bound, stepNames);
         } else if (Tracing.enabled()) {
-            try (Span s = Tracing.span("eager forward", "host")) {
+            try (Span s = Tracing.span("launch eager forward", "host")) {
                 runSteps();
             }
         } else {
