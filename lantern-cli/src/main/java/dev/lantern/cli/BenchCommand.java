@@ -32,8 +32,9 @@ final class BenchCommand {
             return TrainBenchCommand.run(argv.subList(1, argv.size()), out, err); // the training step, GPU or CPU
         }
         Args a = Args.parse("bench", argv, Set.of("json", "no-tune", "deterministic"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq",
-                "metrics-port", "metrics-host"));
+                "metrics-port", "metrics-host", "trace"));
         MetricsOption.Spec metricsSpec = MetricsOption.parse("bench", a.get("metrics-port", null), a.get("metrics-host", null));
+        java.nio.file.Path traceFile = TraceOption.parse("bench", a.get("trace", null));
         List<String> what = a.positional();
         if (what.size() != 1 || !(what.getFirst().equals("macro") || what.getFirst().equals("micro") || what.getFirst().equals("model"))) {
             throw new UsageException("bench: expected 'macro --config NAME|--shape B,S,H,N,M', 'micro' or 'model --model DIR|MODEL.onnx "
@@ -42,6 +43,9 @@ final class BenchCommand {
         if (what.getFirst().equals("model")) {
             if (metricsSpec.enabled()) {
                 throw new UsageException("bench: --metrics-port applies to bench macro and bench micro; bench model does not serve metrics yet");
+            }
+            if (a.get("trace", null) != null) {
+                throw new UsageException("bench: --trace applies to bench macro, micro and cpu; bench model does not trace yet");
             }
             return model(a, out, err);
         }
@@ -83,7 +87,8 @@ final class BenchCommand {
         Consumer<String> progress = System.console() != null ? m -> err.println("[bench] " + m) : m -> { };
         TuneCache tune = a.flag("no-tune") ? TuneCache.none() : new TuneCache(TuneCache.defaultFile());
         long seed = a.getLong("bench", "seed", 42);
-        try (MetricsOption.Served metrics = MetricsOption.start("bench", metricsSpec, err);
+        try (TraceOption.Traced trace = TraceOption.start("bench", traceFile, err);
+             MetricsOption.Served metrics = MetricsOption.start("bench", metricsSpec, err);
              CudaDevice dev = CudaDevice.open(0)) {
             CudaBench bench = new CudaBench(dev, emit, progress, tune).deterministic(a.flag("deterministic")).metrics(metrics.metrics);
             if (configs.isEmpty()) {

@@ -28,7 +28,8 @@ final class CpuBenchCommand {
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("bench cpu", argv, Set.of("json", "torch"),
-                Set.of("config", "shape", "model", "batch", "seq", "onnx", "threads", "rounds", "warmups", "out", "seed"));
+                Set.of("config", "shape", "model", "batch", "seq", "onnx", "threads", "rounds", "warmups", "out", "seed", "trace"));
+        Path traceFile = TraceOption.parse("bench cpu", a.get("trace", null));
         if (!a.positional().isEmpty()) {
             throw new UsageException("bench cpu: unexpected argument '" + a.positional().getFirst()
                     + "' (bench cpu --config NAME|--shape B,S,H,N,M|--model MODEL.onnx|DIR [--threads N] [--json])");
@@ -64,10 +65,17 @@ final class CpuBenchCommand {
         long seed = a.getLong("bench cpu", "seed", 42);
         int threads = ThreadsOption.apply("bench cpu", a);
 
+        try (TraceOption.Traced trace = TraceOption.start("bench cpu", traceFile, err)) {
+            return run(a, model, cfg, peer, rounds, warmups, batch, seq, seed, threads, out);
+        }
+    }
+
+    private static int run(Args a, Path model, BlockConfig cfg, Path peer, int rounds, int warmups, int batch, int seq, long seed,
+            int threads, PrintStream out) {
         CpuTarget target = model != null ? CpuTarget.onnx(model, batch, seq, seed)
                 : CpuTarget.block(cfg != null ? cfg : BlockConfig.named("cpu-small"), seed);
         Path peerFile = model != null ? model : peer;
-        String torchSpec = a.flag("torch") ? torchSpec(modelArg, model, cfg, batch, seq) : null;
+        String torchSpec = a.flag("torch") ? torchSpec(a.get("model", null), model, cfg, batch, seq) : null;
         String loadStart = CpuMachine.loadAverage();
         CpuBench.Result r;
         try (TorchPeer torch = torchSpec == null ? null : new TorchPeer(python(),

@@ -41,6 +41,8 @@ public final class Main {
               soak     allocator soak: --seconds N --device sim|cuda [--seed N] [--json]
               bench    benchmarks: macro --config NAME|--shape B,S,H,N,M[,encoder] | micro
                        [--device cuda] [--deterministic] [--json]
+              report   every results file of a folder as one static HTML page (charts over commits,
+                       kernel tables, soak memory, regression alerts)   DIR [--out report.html]
               train    train a one-block language model on the generated next-token task (CPU)
                        --config NAME|--shape B,S,H,N,M [--steps N] [--batch B] [--seq S] [--lr X]
                        [--amp bf16|f16] [--seed N] [--threads N] [--deterministic]
@@ -59,6 +61,8 @@ public final class Main {
             run, train, soak and bench take --metrics-port P [--metrics-host H]: Prometheus metrics at
             http://H:P/metrics while the command runs (H 127.0.0.1 by default, P 0 picks a free port;
             the address goes to standard error; docs/observability.md).
+            run, train and bench macro|micro|cpu take --trace FILE.json: a Chrome/Perfetto trace of the
+            compile's passes, NVRTC compiles, every kernel (CPU clock, or CUDA events) and host steps.
             Every command takes --verbose (stack traces on errors).
             Exit codes: 0 done, 1 bad input or a failed check, 2 bad command line or no such device,
             3 internal error (a bug in Lantern).""";
@@ -87,6 +91,7 @@ public final class Main {
         m.put("gate", (a, out, err, v) -> GateCommand.run(a, out, err));
         m.put("sign", (a, out, err, v) -> VerifyCommand.sign(a, out));
         m.put("verify", (a, out, err, v) -> VerifyCommand.verify(a, out, err));
+        m.put("report", (a, out, err, v) -> ReportCommand.run(a, out, err));
         m.put("determinism-run", (a, out, err, v) -> DeterminismRun.run(a, out)); // hidden: one run of determinism, in its own JVM
         m.put("test", (a, out, err, v) -> {
             err.println("lantern test: run it through the ./lantern script (it runs ./mvnw -B verify)");

@@ -14,6 +14,8 @@ import dev.lantern.ir.LanternException;
 import dev.lantern.metrics.LanternMetrics;
 import dev.lantern.tensor.Npy;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -37,7 +39,7 @@ import java.util.Set;
 final class RunCommand {
     static final String USAGE = "run FILE.ir [--device auto|cpu|cuda|cuda:N] [--weights W.safetensors|DIR] "
             + "[--input NAME=FILE.npy ...] [--amp none|bf16|f16] [--mode eager|compiled|graph] [--seed N] [--runs N] "
-            + "[--out DIR] [--deterministic] " + MetricsOption.USAGE + " [--json]  |  run " + OnnxRunCommand.USAGE
+            + "[--out DIR] [--deterministic] " + MetricsOption.USAGE + " " + TraceOption.USAGE + " [--json]  |  run " + OnnxRunCommand.USAGE
             + "  |  run MODEL_DIR [--tokens 1,2,3 | --batch B --seq S | --input input_ids=FILE.npy] (config.json + safetensors)";
 
     /** Forwards before the timed ones: at least this many, and more for up to {@link #WARMUP_NANOS} (at most 1000). */
@@ -50,7 +52,7 @@ final class RunCommand {
         // --input and --shape repeat, so they are taken out before Args, which keeps one value per option
         RepeatedOptions repeated = RepeatedOptions.take("run", argv, Set.of("input", "shape"));
         Set<String> valued = new java.util.HashSet<>(Set.of("device", "weights", "amp", "mode", "seed", "runs", "out",
-                "metrics-port", "metrics-host"));
+                "metrics-port", "metrics-host", "trace"));
         valued.addAll(OnnxRunCommand.OPTIONS);
         Args a = Args.parse("run", repeated.rest(), Set.of("json", "deterministic"), valued);
         if (a.positional().size() != 1) {
@@ -58,7 +60,9 @@ final class RunCommand {
                     + a.positional().size() + " arguments") + " (usage: lantern " + USAGE + ")");
         }
         MetricsOption.Spec metricsSpec = MetricsOption.parse("run", a.get("metrics-port", null), a.get("metrics-host", null));
-        try (MetricsOption.Served served = MetricsOption.start("run", metricsSpec, err)) {
+        Path traceFile = TraceOption.parse("run", a.get("trace", null));
+        try (TraceOption.Traced trace = TraceOption.start("run", traceFile, err);
+             MetricsOption.Served served = MetricsOption.start("run", metricsSpec, err)) {
             return run(a, repeated, served.metrics, out);
         }
     }
@@ -176,13 +180,17 @@ final class RunCommand {
             // warm-up: the first forward loads kernels or captures a graph; the rest let the JIT compile the CPU loops
             long warmStart = System.nanoTime();
             for (int i = 0; i < WARMUP || (System.nanoTime() - warmStart < WARMUP_NANOS && i < 1000); i++) {
-                outputs = s.run(inputs);
+                try (Span span = Tracing.span("warm-up forward", "step")) {
+                    outputs = s.run(inputs);
+                }
                 warmups = i + 1;
                 metrics.session(s.stats());
             }
             for (int i = 0; i < runs; i++) {
                 long t0 = System.nanoTime();
-                outputs = s.run(inputs);
+                try (Span span = Tracing.span("forward", "step")) {
+                    outputs = s.run(inputs);
+                }
                 ms[i] = (System.nanoTime() - t0) / 1e6;
                 metrics.session(s.stats());
                 metrics.recordStep(ms[i], 0); // a forward of a graph: no tokens to count

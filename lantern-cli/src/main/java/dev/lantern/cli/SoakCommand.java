@@ -119,6 +119,7 @@ public final class SoakCommand {
             options = options.withSource(options.device(), source, provider.streamSync());
         }
         SoakReport report;
+        SoakTimeline timeline = new SoakTimeline();
         boolean byTime = options.seconds() > 0;
         MetricsOption.Served metrics;
         try {
@@ -130,12 +131,15 @@ public final class SoakCommand {
         }
         try (metrics; ProgressBar bar = ProgressBar.forTerminal("soak", byTime ? (long) Math.ceil(options.seconds())
                 : options.maxOps(), byTime ? "s" : "ops")) {
-            report = Soak.run(options, (ops, nanos) -> bar.update(byTime ? nanos / 1_000_000_000L : ops), metrics.metrics::allocator);
+            report = Soak.run(options, (ops, nanos) -> bar.update(byTime ? nanos / 1_000_000_000L : ops), stats -> {
+                metrics.metrics.allocator(stats);
+                timeline.add(stats);
+            });
             bar.update(byTime ? (long) Math.ceil(options.seconds()) : options.maxOps());
         } finally {
             closeSource(options, err);
         }
-        out.print(json ? report.toJson() + System.lineSeparator() : report.toTable());
+        out.print(json ? timeline.addTo(report.toJson()) + System.lineSeparator() : report.toTable());
         out.flush();
         if (!report.ranEnough()) {
             err.printf(Locale.ROOT, "lantern soak: only %d operations and %d samples in %.3g s: too few to judge "

@@ -29,7 +29,7 @@ import java.util.Set;
 final class TrainCommand {
     static final String USAGE = "train --config NAME|--shape B,S,H,N,M[,encoder]|--model MODEL.onnx [--steps N] [--batch B] [--seq S] [--lr X] [--vocab V]"
             + " [--amp none|bf16|f16] [--device cpu|cuda|cuda:N] [--seed N] [--threads N] [--deterministic]"
-            + " [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] " + MetricsOption.USAGE + " [--json]";
+            + " [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] " + MetricsOption.USAGE + " " + TraceOption.USAGE + " [--json]";
 
     private TrainCommand() {}
 
@@ -37,7 +37,7 @@ final class TrainCommand {
         Args a = Args.parse("train", argv, Set.of("json", "resume", "deterministic"),
                 Set.of("config", "shape", "model", "steps", "batch", "seq", "lr", "vocab", "amp", "device", "seed", "threads",
                         "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip",
-                        "metrics-port", "metrics-host"));
+                        "metrics-port", "metrics-host", "trace"));
         a.noPositional("train");
         String modelArg = a.get("model", null);
         BlockConfig block = BlockOption.of("train", a.get("config", null), a.get("shape", null));
@@ -76,6 +76,7 @@ final class TrainCommand {
             throw new UsageException("train: --resume, --checkpoint-every and --keep need --checkpoint-dir D");
         }
         MetricsOption.Spec metricsSpec = MetricsOption.parse("train", a.get("metrics-port", null), a.get("metrics-host", null));
+        Path traceFile = TraceOption.parse("train", a.get("trace", null));
 
         LanguageModel lm;
         String name;
@@ -88,7 +89,8 @@ final class TrainCommand {
             name = Path.of(modelArg).getFileName().toString();
         }
         Map<String, Object> json = new LinkedHashMap<>();
-        try (MetricsOption.Served metrics = MetricsOption.start("train", metricsSpec, err);
+        try (TraceOption.Traced trace = TraceOption.start("train", traceFile, err);
+             MetricsOption.Served metrics = MetricsOption.start("train", metricsSpec, err);
              Trainer t = new Trainer(lm, o, device);
              CheckpointStore store = ckptDir == null ? null : CheckpointStore.open(ckptDir, CheckpointStore.Options.defaults().withKeepLast(keep))) {
             long resumedFrom = -1;

@@ -23,6 +23,7 @@ class SoakCommandTest {
         }
         assertTrue(json.startsWith("{") && json.endsWith("}") && json.lines().count() == 1, json);
         assertTrue(json.contains("\"ops\":50000"), json);
+        timelineIsTheAllocatorsMemoryOverTime(json);
 
         err.reset();
         assertEquals(2, SoakCommand.run(new String[] {"--seconds", "abc"}, System.out,
@@ -37,5 +38,27 @@ class SoakCommandTest {
         String msg = err.toString(StandardCharsets.UTF_8);
         assertTrue(msg.contains("no CUDA device: "), msg);
         assertEquals(1, msg.lines().count());
+    }
+
+    /** The "timeline" that lantern report charts: parses, at most SoakTimeline.MAX*2 points, time ordered, allocated within reserved. */
+    static void timelineIsTheAllocatorsMemoryOverTime(String json) {
+        var root = (dev.lantern.weights.JsonValue.JsonObject) dev.lantern.weights.JsonParser.parse(json.getBytes(StandardCharsets.UTF_8), 8);
+        var tl = (dev.lantern.weights.JsonValue.JsonArray) root.members().get("timeline");
+        assertTrue(tl.elements().size() >= 2 && tl.elements().size() < 2 * SoakTimeline.MAX, "points: " + tl.elements().size());
+        double last = -1;
+        boolean reservedSomething = false;
+        for (var v : tl.elements()) {
+            var m = ((dev.lantern.weights.JsonValue.JsonObject) v).members();
+            double t = Double.parseDouble(((dev.lantern.weights.JsonValue.JsonNumber) m.get("t_s")).literal());
+            long reserved = ((dev.lantern.weights.JsonValue.JsonNumber) m.get("reserved_bytes")).longValueOrNull();
+            long allocated = ((dev.lantern.weights.JsonValue.JsonNumber) m.get("allocated_bytes")).longValueOrNull();
+            double frag = Double.parseDouble(((dev.lantern.weights.JsonValue.JsonNumber) m.get("frag_pct")).literal());
+            assertTrue(t >= last, "time ordered");
+            assertTrue(allocated <= reserved && allocated >= 0, allocated + " of " + reserved);
+            assertTrue(frag >= 0 && frag <= 100, "frag " + frag);
+            reservedSomething |= reserved > 0;
+            last = t;
+        }
+        assertTrue(reservedSomething, "the soak allocates");
     }
 }

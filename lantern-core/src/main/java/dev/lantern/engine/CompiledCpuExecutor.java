@@ -14,6 +14,7 @@ import dev.lantern.kernel.Kernel;
 import dev.lantern.kernel.Operand;
 import dev.lantern.plan.MemoryPlan;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.Tracing;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -217,6 +218,8 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             }
         }
         List<Kernel> kernels = model.kernels();
+        boolean traced = Tracing.enabled(); // read once: a trace installed mid-forward starts with the next one
+        long forwardStart = traced ? System.nanoTime() : 0;
         for (int i = 0; i < kernels.size(); i++) {
             Kernel k = kernels.get(i);
             if (k.output().shape().numel() == 0) {
@@ -231,10 +234,16 @@ public final class CompiledCpuExecutor implements AutoCloseable {
                 ws.add(arenaView(w.value(), TensorType.of(w.dtype(), w.shape())));
             }
             try {
-                if (profiling) {
+                if (profiling || traced) {
                     long t0 = System.nanoTime();
                     bound.get(i).run(in, env.get(k.output().value()), ws);
-                    kernelNanos[i] += System.nanoTime() - t0;
+                    long dt = System.nanoTime() - t0;
+                    if (profiling) {
+                        kernelNanos[i] += dt;
+                    }
+                    if (traced) {
+                        Tracing.complete(k.name(), "kernel", t0, dt, Map.of("kernel", i, "kind", k.kind().toString()));
+                    }
                 } else {
                     bound.get(i).run(in, env.get(k.output().value()), ws);
                 }
@@ -262,6 +271,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         }
         if (profiling) {
             outputCopyNanos += System.nanoTime() - copyStart;
+        }
+        if (traced) {
+            Tracing.complete("compiled run", "run", forwardStart, System.nanoTime() - forwardStart, null);
         }
         return out;
     }

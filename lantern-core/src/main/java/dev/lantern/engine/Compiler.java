@@ -3,7 +3,7 @@ package dev.lantern.engine;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.IrPrinter;
 import dev.lantern.kernel.Kernel;
-import dev.lantern.kernel.Operand;
+import dev.lantern.kernel.KernelTraffic;
 import dev.lantern.kernel.Target;
 import dev.lantern.passes.Autocast;
 import dev.lantern.passes.FuseAttention;
@@ -11,6 +11,8 @@ import dev.lantern.passes.FusionCoverage;
 import dev.lantern.passes.Partition;
 import dev.lantern.plan.MemoryPlan;
 import dev.lantern.plan.MemoryPlanner;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +26,12 @@ public final class Compiler {
     private Compiler() {}
 
     public static CompiledModel compile(Graph g, CompileOptions options) {
+        try (Span s = Tracing.span("compile", "compile")) {
+            return compileTraced(g, options);
+        }
+    }
+
+    private static CompiledModel compileTraced(Graph g, CompileOptions options) {
         Target target = options.kernelTarget();
         List<String> dumps = new ArrayList<>();
         Graph[] unfused = {null};
@@ -44,24 +52,19 @@ public final class Compiler {
             before = new Autocast(options.amp().dtype(), options.lowOutputs()).run(before);
         }
         Partition partition = new Partition(target);
-        List<Kernel> kernels = partition.kernels(cur);
-        MemoryPlan plan = MemoryPlanner.plan(cur, kernels);
-        long saved = traffic(partition.kernels(before)) - traffic(kernels);
+        List<Kernel> kernels;
+        MemoryPlan plan;
+        long saved;
+        try (Span s = Tracing.span("kernels and memory plan", "compile")) {
+            kernels = partition.kernels(cur);
+            plan = MemoryPlanner.plan(cur, kernels);
+            saved = traffic(partition.kernels(before)) - traffic(kernels);
+        }
         return new CompiledModel(g, before, cur, kernels, plan, FusionCoverage.of(before, cur), saved, options, dumps);
     }
 
-    /** Σ over kernels of the bytes each reads and writes once: a first-order memory-traffic estimate. */
+    /** Σ over kernels of the bytes each reads and writes once: a first-order memory-traffic estimate ({@link KernelTraffic}). */
     static long traffic(List<Kernel> kernels) {
-        long t = 0;
-        for (Kernel k : kernels) {
-            for (Operand o : k.inputs()) {
-                t += o.bytes();
-            }
-            t += k.output().bytes();
-            for (Operand w : k.workspace()) {
-                t += 2 * w.bytes();
-            }
-        }
-        return t;
+        return KernelTraffic.bytes(kernels);
     }
 }

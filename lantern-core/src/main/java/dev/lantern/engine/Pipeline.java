@@ -13,6 +13,8 @@ import dev.lantern.passes.Partition;
 import dev.lantern.passes.Pass;
 import dev.lantern.passes.PlanMemory;
 import dev.lantern.passes.VerifyPass;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -81,9 +83,11 @@ public final class Pipeline {
     public Graph run(Graph g, BiConsumer<Pass, Graph> beforeEach, BiConsumer<Pass, Graph> afterEach) {
         for (Pass p : passes) {
             beforeEach.accept(p, g);
-            g = p.run(g);
-            if (verifyEach) {
-                Verifier.verify(g, "after " + p.name());
+            try (Span s = Tracing.span(p.name(), "pass")) {
+                g = p.run(g);
+                if (verifyEach) {
+                    Verifier.verify(g, "after " + p.name());
+                }
             }
             afterEach.accept(p, g);
         }

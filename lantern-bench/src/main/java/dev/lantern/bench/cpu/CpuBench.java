@@ -4,6 +4,8 @@ import dev.lantern.engine.CompiledCpuExecutor;
 import dev.lantern.kernel.Kernel;
 import dev.lantern.tensor.Tensor;
 
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -92,49 +94,54 @@ public final class CpuBench {
             Map<String, Tensor> outs = exec.newOutputs();
             // at least `warmups` forwards a side and at least WARM_NANOS of them: C2 needs a few hundred
             // forwards of a small block (cpu-small after 20: 7.2 ms; after 500: 2.1 ms)
-            long warmStart = System.nanoTime();
-            for (int i = 0; i < warmups || (warmups > 0 && System.nanoTime() - warmStart < WARM_NANOS); i++) {
-                exec.run(in, outs);
-                tick.run();
-                if (ort != null) {
-                    ort.run();
-                    tick.run();
-                }
-                if (torch != null) {
-                    torch.run();
-                    tick.run();
-                }
-            }
             double[] lt = new double[rounds];
             double[] pt = new double[rounds];
             double[] pc = new double[rounds];
             double[] ot = new double[rounds];
             double[] lc = new double[rounds];
             double[] oc = new double[rounds];
-            for (int i = 0; i < rounds; i++) {
-                boolean lanternFirst = i % 2 == 0;
-                if (lanternFirst || ort == null) {
-                    lt[i] = time(() -> exec.run(in, outs), lc, i);
+            // untraced (--trace): the figures are of plain forwards; the profiled forwards below are traced, a slice per kernel
+            try (Tracing.Installed untraced = Tracing.suspend()) {
+                long warmStart = System.nanoTime();
+                for (int i = 0; i < warmups || (warmups > 0 && System.nanoTime() - warmStart < WARM_NANOS); i++) {
+                    exec.run(in, outs);
                     tick.run();
-                }
-                if (ort != null) {
-                    ot[i] = time(ort::run, oc, i);
-                    tick.run();
-                    if (!lanternFirst) {
-                        lt[i] = time(() -> exec.run(in, outs), lc, i);
+                    if (ort != null) {
+                        ort.run();
+                        tick.run();
+                    }
+                    if (torch != null) {
+                        torch.run();
                         tick.run();
                     }
                 }
-                if (torch != null) {
-                    pt[i] = torch.run();
-                    pc[i] = torch.lastCpuMs();
-                    tick.run();
+                for (int i = 0; i < rounds; i++) {
+                    boolean lanternFirst = i % 2 == 0;
+                    if (lanternFirst || ort == null) {
+                        lt[i] = time(() -> exec.run(in, outs), lc, i);
+                        tick.run();
+                    }
+                    if (ort != null) {
+                        ot[i] = time(ort::run, oc, i);
+                        tick.run();
+                        if (!lanternFirst) {
+                            lt[i] = time(() -> exec.run(in, outs), lc, i);
+                            tick.run();
+                        }
+                    }
+                    if (torch != null) {
+                        pt[i] = torch.run();
+                        pc[i] = torch.lastCpuMs();
+                        tick.run();
+                    }
                 }
             }
             exec.profiling(true);
             long t0 = System.nanoTime();
             for (int i = 0; i < rounds; i++) {
-                exec.run(in, outs);
+                try (Span span = Tracing.span("profiled forward", "step")) {
+                    exec.run(in, outs);
+                }
                 tick.run();
             }
             double profiledMs = (System.nanoTime() - t0) / 1e6 / rounds;

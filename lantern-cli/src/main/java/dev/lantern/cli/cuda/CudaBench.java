@@ -5,6 +5,7 @@ import dev.lantern.cuda.driver.CudaModule;
 import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.cuda.engine.EventTiming;
+import dev.lantern.cuda.engine.KernelFigures;
 import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.cuda.nvrtc.KernelSource;
 import dev.lantern.cuda.nvrtc.ModuleCache;
@@ -18,6 +19,8 @@ import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.ReferenceInterpreter;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -41,6 +44,7 @@ public final class CudaBench {
     private final Consumer<String> progress;
     private final TuneCache tune;
     private boolean deterministic;
+    private volatile String traceLabel = "timed run";
     private dev.lantern.metrics.LanternMetrics metrics;
 
     /**
@@ -52,7 +56,11 @@ public final class CudaBench {
     public CudaBench(CudaDevice device, Consumer<String> emit, Consumer<String> progress, TuneCache tune) {
         this.device = device;
         this.emit = emit;
-        this.progress = progress;
+        // the last progress line names the case being timed: what a traced micro benchmark calls its slices
+        this.progress = m -> {
+            traceLabel = m;
+            progress.accept(m);
+        };
         this.tune = tune;
     }
 
@@ -121,22 +129,44 @@ public final class CudaBench {
                 double[] compiled = new double[rounds];
                 double[] graph = new double[rounds];
                 double[] eager = new double[rounds];
-                for (int r = 0; r < rounds; r++) {
-                    progress.accept("macro " + cfg.name() + ": timing compiled, graph replay, eager (round " + (r + 1) + "/" + rounds + ")");
-                    compiled[r] = s.timeMs(s::forward, WARMUP, iters);
-                    graph[r] = gs.timeMs(gs::forwardGraph, WARMUP, iters);
-                    eager[r] = e.timeMs(e::forward, WARMUP, iters);
+                List<CudaSession.StepTime> inForward;
+                List<CudaSession.StepTime> alone;
+                // untraced: a traced forward synchronises after every forward, which the figures must not include
+                try (Tracing.Installed untraced = Tracing.suspend()) {
+                    for (int r = 0; r < rounds; r++) {
+                        progress.accept("macro " + cfg.name() + ": timing compiled, graph replay, eager (round " + (r + 1) + "/" + rounds + ")");
+                        compiled[r] = s.timeMs(s::forward, WARMUP, iters);
+                        graph[r] = gs.timeMs(gs::forwardGraph, WARMUP, iters);
+                        eager[r] = e.timeMs(e::forward, WARMUP, iters);
+                    }
+                    progress.accept("macro " + cfg.name() + ": profiling steps");
+                    inForward = s.profileInForward(3, iters);
+                    alone = s.profile(3, big ? 10 : 50);
                 }
+                traceForwards(cfg.name(), s, gs, e);
                 s.poison();
                 s.forward();
                 Tensor compiledOut = s.output();
                 common.put("kernels", s.model().kernels().size());
                 common.put("device_ops", s.deviceOps());
                 common.put("fusion_coverage", round(s.model().fusionCoverage(), 4));
-                progress.accept("macro " + cfg.name() + ": profiling steps");
                 Map<String, Object> withSteps = new LinkedHashMap<>(common);
-                withSteps.put("steps", stepsJson(s.profileInForward(3, iters)));
-                withSteps.put("steps_alone", stepsJson(s.profile(3, big ? 10 : 50)));
+                withSteps.put("steps", stepsJson(inForward));
+                withSteps.put("steps_alone", stepsJson(alone));
+                // occupancy from the occupancy API and launch shapes; GB/s = cost-model bytes / the in-forward step times
+                List<KernelFigures.Figure> figures = s.kernelFigures(inForward);
+                KernelFigures.Summary summary = KernelFigures.summary(figures);
+                withSteps.put("occ_pct", KernelFiguresJson.number(summary.occPct(), 2));
+                withSteps.put("dram_gbps", KernelFiguresJson.number(summary.dramGbps(), 1));
+                withSteps.put("kernel_figures", KernelFiguresJson.of(figures));
+                if (metrics != null) {
+                    if (Double.isFinite(summary.occPct())) {
+                        metrics.occupancy(summary.occPct());
+                    }
+                    if (Double.isFinite(summary.dramGbps())) {
+                        metrics.dramGbps(summary.dramGbps());
+                    }
+                }
                 double ms = EventTiming.median(compiled);
                 record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), withSteps);
                 if (metrics != null) {
@@ -178,6 +208,31 @@ public final class CudaBench {
         }
     }
 
+    /** Forwards traced per step after the timings (--trace): compiled, graph replay and eager, each as its own span. */
+    private static void traceForwards(String name, CudaSession compiled, CudaSession graph, CudaSession eager) {
+        if (!Tracing.enabled()) {
+            return;
+        }
+        for (int i = 0; i < TRACED_FORWARDS; i++) {
+            try (Span span = Tracing.span(name + " compiled forward", "step")) {
+                compiled.forward();
+            }
+        }
+        for (int i = 0; i < TRACED_FORWARDS; i++) {
+            try (Span span = Tracing.span(name + " graph forward", "step")) {
+                graph.forwardGraph();
+            }
+        }
+        for (int i = 0; i < TRACED_FORWARDS; i++) {
+            try (Span span = Tracing.span(name + " eager forward", "step")) {
+                eager.forward();
+            }
+        }
+    }
+
+    /** Forwards of each mode that a traced bench macro records, after its untraced timings. */
+    static final int TRACED_FORWARDS = 3;
+
     private static void setInputs(CudaSession s, Map<String, Tensor> inputs, long seed) {
         if (inputs == null) {
             s.fillInputs(seed);
@@ -208,8 +263,32 @@ public final class CudaBench {
         });
     }
 
+    /**
+     * A generated kernel's launch shape and theoretical occupancy ({@code cuOccupancyMaxActiveBlocksPerMultiprocessor}
+     * for its block and dynamic shared memory, against the SM's thread slots) as record fields.
+     */
+    Map<String, Object> launchFigures(CudaModule.CudaKernel k, dev.lantern.cuda.codegen.LaunchConfig c) {
+        int perSm = k.maxActiveBlocksPerSm(c.threads(), c.dynamicSharedBytes());
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("grid", json("[" + c.gridX() + ", " + c.gridY() + ", " + c.gridZ() + "]"));
+        m.put("block", json("[" + c.blockX() + ", " + c.blockY() + ", " + c.blockZ() + "]"));
+        m.put("shared_bytes", c.dynamicSharedBytes());
+        m.put("blocks_per_sm", perSm);
+        m.put("occupancy_pct", KernelFiguresJson.number(KernelFigures.occupancyPct(perSm, c.threads(), device.maxThreadsPerSm()), 2));
+        return m;
+    }
+
+    private static Object json(String literal) {
+        return new Object() {
+            @Override
+            public String toString() {
+                return literal;
+            }
+        };
+    }
+
     double time(CudaStream s, Runnable work, int warm, int iters) {
-        return EventTiming.medianMs(device, s, work, warm, iters);
+        return EventTiming.medianMs(device, s, work, warm, iters, traceLabel);
     }
 
     /** The tune cache the sessions share. */

@@ -237,6 +237,7 @@ final class MicroBench {
             double best = Double.MAX_VALUE;
             String bestV = "";
             Runnable bestRun = null;
+            Map<String, Object> bestLaunch = Map.of();
             for (int rv : variants) {
                 CudaKernelSource src;
                 try {
@@ -263,12 +264,14 @@ final class MicroBench {
                     best = ms;
                     bestV = src.variant() + "/rv" + rv;
                     bestRun = run;
+                    bestLaunch = bench.launchFigures(k, c);
                 }
             }
             // the chosen variant timed again, apart from the timings that chose it (winner's curse)
             double ms = bench.time(s, bestRun, 10, 50);
-            bench.record(name, "lantern", ms, "gbps", io / ms / 1e6, (sets + 1) * bytes,
-                    Map.of("variant", bestV, "selection_ms", CudaBench.round(best, 4)));
+            Map<String, Object> extra = new java.util.LinkedHashMap<>(Map.of("variant", bestV, "selection_ms", CudaBench.round(best, 4)));
+            extra.putAll(bestLaunch);
+            bench.record(name, "lantern", ms, "gbps", io / ms / 1e6, (sets + 1) * bytes, extra);
         } finally {
             ins.forEach(CudaStorage::close);
         }
@@ -298,7 +301,7 @@ final class MicroBench {
             double ms = bench.time(st, () -> k.launch(st, new int[]{Math.toIntExact(c.gridX()), c.gridY(), c.gridZ()},
                     new int[]{c.blockX(), c.blockY(), c.blockZ()}, c.dynamicSharedBytes(),
                     ins.get(it[0]++ % sets).address(), out.address(), b * h * s), 10, 50);
-            bench.record("rope_b16_h32_s1024_d128", "lantern", ms, "gbps", 4.0 * n / ms / 1e6, (sets + 1) * 2 * n, Map.of());
+            bench.record("rope_b16_h32_s1024_d128", "lantern", ms, "gbps", 4.0 * n / ms / 1e6, (sets + 1) * 2 * n, bench.launchFigures(k, c));
         } finally {
             ins.forEach(CudaStorage::close);
         }

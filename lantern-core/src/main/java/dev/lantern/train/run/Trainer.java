@@ -11,6 +11,8 @@ import dev.lantern.ir.DType;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Shape;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 import dev.lantern.train.AdamW;
 import dev.lantern.train.AdamWConfig;
 import dev.lantern.train.GradClip;
@@ -77,8 +79,10 @@ public final class Trainer implements AutoCloseable {
         this.model = model;
         this.options = options;
         // every floating parameter is trained; an integer table (an imported model's position ids) is bound as it is
-        this.backward = Gradients.of(model.graph(), model.scaledLoss(),
-                model.graph().params().stream().filter(n -> n.type().dtype().isFloating()).map(Node::name).toList());
+        try (Span s = Tracing.span("differentiate", "compile")) {
+            this.backward = Gradients.of(model.graph(), model.scaledLoss(),
+                    model.graph().params().stream().filter(n -> n.type().dtype().isFloating()).map(Node::name).toList());
+        }
         CompileOptions co = CompileOptions.defaults().withAmp(options.amp()).withDeterministic(options.deterministic());
         DType low = options.amp().dtype();
         Map<String, String> names = model.paramNames();
@@ -151,6 +155,12 @@ public final class Trainer implements AutoCloseable {
 
     /** One step on the next batch. A {@code LossScaleException} ends a run whose scale keeps overflowing. */
     public StepResult step() {
+        try (Span span = Tracing.span("train step", "step")) {
+            return tracedStep();
+        }
+    }
+
+    private StepResult tracedStep() {
         long t0 = System.nanoTime();
         TokenBatch b = task.next();
         float s = scaler == null ? 1f : scaler.scale();
@@ -161,23 +171,30 @@ public final class Trainer implements AutoCloseable {
             DType want = exec.boundType(p.name());
             bind.put(p.name(), p.low() != null && p.low().dtype() == want ? p.low() : p.value());
         }
-        Map<String, Tensor> out = exec.run(bind, Map.of(model.ids(), b.tokens(), model.targets(), b.targets(), model.scale(), scale));
+        Map<String, Tensor> out;
+        try (Span run = Tracing.span("forward+backward", "step")) {
+            out = exec.run(bind, Map.of(model.ids(), b.tokens(), model.targets(), b.targets(), model.scale(), scale));
+        }
         double loss = out.get(backward.loss()).get(0) / s;
-        for (Parameter p : params) {
-            Tensor g = out.get(gradientOutput.get(p.name()));
-            Tensor g32 = g.dtype() == DType.F32 ? g : g.cast(DType.F32);
-            MemorySegment.copy(g32.segment(), 0, p.grad().segment(), 0, p.numel() * 4);
+        try (Span grads = Tracing.span("gradients to masters", "host")) {
+            for (Parameter p : params) {
+                Tensor g = out.get(gradientOutput.get(p.name()));
+                Tensor g32 = g.dtype() == DType.F32 ? g : g.cast(DType.F32);
+                MemorySegment.copy(g32.segment(), 0, p.grad().segment(), 0, p.numel() * 4);
+            }
         }
         boolean applied;
         double norm;
-        if (scaler == null) {
-            norm = options.clipNorm() > 0 ? GradClip.clipGradNorm(optimizer.plan(), options.clipNorm()) : Double.NaN;
-            optimizer.step();
-            applied = true;
-        } else {
-            DynamicLossScaler.ScaledStep r = scaler.step(optimizer, options.clipNorm() > 0 ? options.clipNorm() : Double.POSITIVE_INFINITY);
-            applied = r.applied();
-            norm = r.gradNorm();
+        try (Span opt = Tracing.span("optimizer", "step")) {
+            if (scaler == null) {
+                norm = options.clipNorm() > 0 ? GradClip.clipGradNorm(optimizer.plan(), options.clipNorm()) : Double.NaN;
+                optimizer.step();
+                applied = true;
+            } else {
+                DynamicLossScaler.ScaledStep r = scaler.step(optimizer, options.clipNorm() > 0 ? options.clipNorm() : Double.POSITIVE_INFINITY);
+                applied = r.applied();
+                norm = r.gradNorm();
+            }
         }
         step++;
         return new StepResult(step, loss, applied, norm, s, System.nanoTime() - t0);

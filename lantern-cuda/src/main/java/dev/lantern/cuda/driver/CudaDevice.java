@@ -179,6 +179,11 @@ public final class CudaDevice implements Device {
         return libs;
     }
 
+    /** Resident threads an SM holds at most (2048 on sm_90): the denominator of occupancy. */
+    public int maxThreadsPerSm() {
+        return driver.devices().deviceAttribute(CudaDeviceApi.ATTR_MAX_THREADS_PER_MULTIPROCESSOR, device);
+    }
+
     public DeviceInfo target() {
         return target;
     }

@@ -8,6 +8,8 @@ import dev.lantern.cuda.lower.CudaLowering;
 import dev.lantern.cuda.lower.Step;
 import dev.lantern.cuda.lower.StrictKernels;
 import dev.lantern.engine.CompiledModel;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
@@ -50,7 +52,18 @@ final class CudaCompiler implements AutoCloseable {
      * {@code tuned} picks for it, the GELU-epilogue GEMMs that {@code splitGelu} names split.
      */
     CudaProgram compile(CompiledModel model, Function<KernelSpec, CudaTarget> tuned, Predicate<GemmSpec> splitGelu) {
-        CudaLowering.Lowered lowered = CudaLowering.lower(model, target, tuned, splitGelu);
+        CudaLowering.Lowered lowered;
+        try (Span span = Tracing.span("cuda lowering", "compile")) {
+            lowered = CudaLowering.lower(model, target, tuned, splitGelu);
+        }
+        try (Span span = Tracing.span("load kernels and plan gemms", "compile")) {
+            loadAll(lowered);
+        }
+        return new CudaProgram(model, lowered, kernels, gemms);
+    }
+
+    /** Every generated kernel compiled (or found in the module cache) and loaded, every GEMM planned. */
+    private void loadAll(CudaLowering.Lowered lowered) {
         for (Step s : lowered.steps()) {
             switch (s) {
                 case Step.Launch l -> {
@@ -62,7 +75,6 @@ final class CudaCompiler implements AutoCloseable {
                 case Step.Gemm g -> gemms.plan(g.spec());
             }
         }
-        return new CudaProgram(model, lowered, kernels, gemms);
     }
 
     @Override

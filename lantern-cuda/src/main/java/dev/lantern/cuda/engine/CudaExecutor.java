@@ -7,12 +7,15 @@ import dev.lantern.cuda.driver.CudaStorage;
 import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.driver.GraphRunner;
 import dev.lantern.cuda.ffi.CudaContextLostException;
+import dev.lantern.cuda.ffi.Nvtx;
 import dev.lantern.cuda.lower.Step;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.TensorType;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.runtime.alloc.Allocation;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,6 +42,12 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
     private DeviceFill fill;
     private CudaStorage staging; // pinned host memory for uploads and downloads, kept and grown
     private long plainForwards;
+    /**
+     * NVTX ranges around every step of untraced forwards, for Nsight Systems and Compute, when
+     * {@code LANTERN_NVTX=1} and the library loads (each range costs an FFM call and a string, so
+     * they are off otherwise); traced forwards ({@link TracedForward}) carry them whenever NVTX loads.
+     */
+    private final Nvtx nvtx;
     // names a step for a context-loss report: formatted only then (CudaDevice.step)
     private final IntFunction<String> stepNames = i -> "#" + i + " " + StepProfiler.describe(program.steps().get(i));
 
@@ -55,6 +64,7 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
         this.binder = new StepBinder(device, stream, buffers, program);
         this.eager = new EagerForward(device, stream, buffers, binder);
         this.graphs = new GraphRunner(device, compiled ? policy : GraphPolicy.OFF);
+        this.nvtx = "1".equals(System.getenv("LANTERN_NVTX")) ? device.libraries().nvtx() : Nvtx.none();
         Map<String, Long> room = program.lowered().valueBytes();
         for (Node n : program.model().graph().params()) {
             String name = n.attrs().getString("name", n.name());
@@ -211,7 +221,15 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
     /** One forward, kernel by kernel (no graph; no synchronisation); counted as a plain forward. */
     void forward() {
         plainForwards++;
-        runSteps();
+        if (Tracing.enabled() && compiled) {
+            TracedForward.run(device, stream, program.steps(), bound, stepNames);
+        } else if (Tracing.enabled()) {
+            try (Span s = Tracing.span("launch eager forward", "host")) {
+                runSteps();
+            }
+        } else {
+            runSteps();
+        }
     }
 
     /** One forward through the graph runner: captured on the first call, replayed after (policy permitting). */
@@ -220,12 +238,23 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
             forward();
             return;
         }
-        graphs.run("forward", stream, this::runSteps);
+        if (Tracing.enabled()) {
+            TracedForward.graph(device, stream, () -> graphs.run("forward", stream, this::runSteps));
+        } else {
+            graphs.run("forward", stream, this::runSteps);
+        }
     }
 
     /** One forward's steps, uncounted: the counted entry points and the session's own priming runs. */
     void runSteps() {
-        if (compiled) {
+        if (compiled && nvtx.enabled()) {
+            for (int i = 0; i < bound.size(); i++) {
+                device.step(stepNames, i);
+                nvtx.push(StepProfiler.describe(program.steps().get(i)));
+                bound.get(i).run();
+                nvtx.pop();
+            }
+        } else if (compiled) {
             for (int i = 0; i < bound.size(); i++) {
                 device.step(stepNames, i);
                 bound.get(i).run();

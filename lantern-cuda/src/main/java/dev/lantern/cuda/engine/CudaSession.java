@@ -215,6 +215,18 @@ public final class CudaSession implements AutoCloseable {
         return StepProfiler.inForward(executor, executor.program().steps(), executor.bound(), warm, iters);
     }
 
+    /**
+     * {@link KernelFigures} of this compiled session's steps timed as {@code inForward} (from
+     * {@link #profileInForward}): launch shapes, occupancy from the occupancy API, DRAM GB/s.
+     */
+    public List<KernelFigures.Figure> kernelFigures(List<StepTime> inForward) {
+        requireCompiled("kernel figures");
+        CudaProgram p = executor.program();
+        return KernelFigures.of(p.steps(), p.model().kernels(), inForward,
+                l -> p.kernel(l.source()).maxActiveBlocksPerSm(l.source().launch().threads(), l.source().launch().dynamicSharedBytes()),
+                device.maxThreadsPerSm(), device.target().smCount());
+    }
+
     private void requireCompiled(String what) {
         if (options.mode() != Mode.COMPILED) {
             throw new IllegalStateException(what + " needs a compiled session");

@@ -3,6 +3,8 @@ package dev.lantern.cuda.engine;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.driver.CudaEvent;
 import dev.lantern.cuda.driver.CudaStream;
+import dev.lantern.trace.TraceRecorder;
+import dev.lantern.trace.Tracing;
 
 import java.util.Arrays;
 
@@ -15,11 +17,23 @@ public final class EventTiming {
      * work} on {@code stream}, each between two timing events, after {@code warm} untimed runs.
      */
     public static double medianMs(CudaDevice device, CudaStream stream, Runnable work, int warm, int iters) {
+        return medianMs(device, stream, work, warm, iters, "timed run");
+    }
+
+    /**
+     * As {@link #medianMs(CudaDevice, CudaStream, Runnable, int, int)}; while a trace is recorded,
+     * every timed run is also a slice named {@code label} on the stream's track. Each run is
+     * synchronised anyway, so its end is placed at the host time the synchronisation returned, and
+     * tracing adds host work only between the timing events, never inside them.
+     */
+    public static double medianMs(CudaDevice device, CudaStream stream, Runnable work, int warm, int iters, String label) {
         for (int i = 0; i < warm; i++) {
             work.run();
         }
         stream.synchronize();
         double[] t = new double[iters];
+        TraceRecorder rec = Tracing.current();
+        long track = rec == null ? 0 : rec.track("cuda stream " + Long.toHexString(stream.handle()));
         try (CudaEvent a = device.newEvent(true); CudaEvent b = device.newEvent(true)) {
             for (int i = 0; i < iters; i++) {
                 stream.record(a);
@@ -27,6 +41,10 @@ public final class EventTiming {
                 stream.record(b);
                 b.synchronize();
                 t[i] = b.elapsedMillisSince(a);
+                if (rec != null) {
+                    long dur = Math.round(t[i] * 1e6);
+                    rec.complete(track, label, "kernel", System.nanoTime() - dur, dur, java.util.Map.of("iteration", i));
+                }
             }
         }
         return median(t);

@@ -27,6 +27,7 @@ public final class CudaDeviceApi {
     public static final int ATTR_CLOCK_RATE = 13;
     public static final int ATTR_MULTIPROCESSOR_COUNT = 16;
     public static final int ATTR_L2_CACHE_SIZE = 38;
+    public static final int ATTR_MAX_THREADS_PER_MULTIPROCESSOR = 39;
     public static final int ATTR_COMPUTE_CAPABILITY_MAJOR = 75;
     public static final int ATTR_COMPUTE_CAPABILITY_MINOR = 76;
     public static final int ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;

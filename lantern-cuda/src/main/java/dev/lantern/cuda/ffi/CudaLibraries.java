@@ -13,7 +13,7 @@ public final class CudaLibraries {
     public static final List<String> DRIVER_NAMES = List.of("libcuda.so.1", "libcuda.so");
     public static final List<String> NVRTC_NAMES = List.of("libnvrtc.so.13", "libnvrtc.so");
     public static final List<String> CUBLASLT_NAMES = List.of("libcublasLt.so.13", "libcublasLt.so");
-    public static final List<String> NVTX_NAMES = List.of("libnvtx3interop.so.1", "libnvtx3interop.so");
+    public static final List<String> NVTX_NAMES = List.of("libnvtx3interop.so.1", "libnvtx3interop.so", "libnvToolsExt.so.1", "libnvToolsExt.so");
 
     private static volatile CudaLibraries system;
 

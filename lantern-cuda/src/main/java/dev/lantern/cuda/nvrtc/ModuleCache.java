@@ -2,6 +2,8 @@ package dev.lantern.cuda.nvrtc;
 
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.driver.CudaModule;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
@@ -116,7 +118,10 @@ public final class ModuleCache {
             hits.incrementAndGet();
             return new Entry(key, cached, true);
         }
-        Compiler.Result result = compiler.compile(src.code(), src.name(), src.archFor(arch), src.options());
+        Compiler.Result result;
+        try (Span span = Tracing.span("nvrtc " + src.name(), "nvrtc")) {
+            result = compiler.compile(src.code(), src.name(), src.archFor(arch), src.options());
+        }
         compiles.incrementAndGet();
         if (result.cubin() == null) {
             throw new KernelCompileException(src.name(), src.archFor(arch), result.log(), writeFailedSource(src, key));

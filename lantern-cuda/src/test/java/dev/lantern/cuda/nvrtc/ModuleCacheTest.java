@@ -109,6 +109,19 @@ class ModuleCacheTest {
     }
 
     @Test
+    void aCompileIsTracedAsAnNvrtcSpanAndAHitIsNot() {
+        FakeCompiler c = new FakeCompiler("nvrtc 13.0");
+        dev.lantern.trace.TraceRecorder rec = new dev.lantern.trace.TraceRecorder();
+        try (dev.lantern.trace.Tracing.Installed t = dev.lantern.trace.Tracing.install(rec)) {
+            cache(c).get(SRC);
+            cache(c).get(SRC); // from disk: no compile, no span
+        }
+        assertEquals(List.of("nvrtc add_one"), rec.events().stream().map(dev.lantern.trace.TraceEvent::name).toList());
+        assertEquals("nvrtc", rec.events().getFirst().category());
+        assertEquals(1, c.calls.get());
+    }
+
+    @Test
     void secondGetIsAHitFromMemoryAndFromAFreshInstance() {
         FakeCompiler c = new FakeCompiler("nvrtc 13.0");
         ModuleCache.Entry first = cache(c).get(SRC);

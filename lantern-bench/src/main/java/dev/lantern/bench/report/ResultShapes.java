@@ -1,0 +1,158 @@
+package dev.lantern.bench.report;
+
+import dev.lantern.weights.JsonValue;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The shapes results files come in, each turned into figures, kernel rows and a timeline. The
+ * files were written by different tools over time (bench macro|micro|model's records, bench cpu's,
+ * the matmul and GPT-2 CPU scripts, train runs, soaks, A/B comparisons, determinism runs), so each
+ * shape is recognised by its keys; a file matching none is reported as unrecognised.
+ */
+final class ResultShapes {
+    /** What one file holds. */
+    record Parsed(String kind, List<Figure> figures, List<KernelRow> kernels, List<TimelinePoint> timeline) {}
+
+    private ResultShapes() {}
+
+    /** The file's content, or null when no known shape matches. */
+    static Parsed parse(Map<String, JsonValue> root) {
+        List<Figure> figs = new ArrayList<>();
+        List<KernelRow> kernels = new ArrayList<>();
+        List<TimelinePoint> timeline = new ArrayList<>();
+        String kind = null;
+        if (Json.arrayOf(root.get("rows"), "case", "new_ms")) {
+            kind = "ab";
+            String base = Json.str(root, "baseline_commit");
+            for (JsonValue v : Json.arr(root.get("rows"))) {
+                Map<String, JsonValue> r = Json.obj(v);
+                String c = Json.str(r, "case");
+                String impl = orElse(Json.str(r, "impl"), "lantern");
+                add(figs, c, impl + " (new)", "ms", "ms", Json.num(r, "new_ms"), false);
+                add(figs, c, impl + " (baseline " + orElse(base, "?") + ")", "ms", "ms", Json.num(r, "old_ms"), false);
+            }
+            records(root.get("torch_records"), null, figs, kernels);
+        } else if (Json.arrayOf(root.get("results"), "case", "ms")) {
+            kind = Json.arrayOf(root.get("results"), "tok_s") ? "models" : "bench";
+            records(root.get("results"), null, figs, kernels);
+        } else if (Json.arrayOf(root.get("records"), "case", "ms")) {
+            kind = "bench cpu";
+            records(root.get("records"), null, figs, kernels);
+        } else if (Json.arrayOf(root.get("macro_default"), "case", "ms")) {
+            kind = "determinism";
+            records(root.get("macro_default"), null, figs, kernels);
+            records(root.get("macro_deterministic"), " deterministic", figs, kernels);
+        } else if (Json.arrayOf(root.get("summary"), "shape_MxKxN")) {
+            kind = "matmul";
+            String threads = Json.str(root, "threads");
+            for (JsonValue v : Json.arr(root.get("summary"))) {
+                Map<String, JsonValue> r = Json.obj(v);
+                String c = "matmul " + Json.str(r, "shape_MxKxN") + (threads == null ? "" : " t" + threads);
+                add(figs, c, "lantern", "GFLOP/s", "GFLOP/s", Json.num(Json.obj(r.get("lantern")), "gflops_median"), true);
+                add(figs, c, "onnxruntime", "GFLOP/s", "GFLOP/s", Json.num(Json.obj(r.get("onnxruntime")), "gflops_median"), true);
+            }
+        } else if (Json.arrayOf(root.get("batches"), "lantern_ms")) {
+            kind = "model cpu";
+            String model = root.containsKey("benchmark") ? Json.str(root, "benchmark").split(" ")[0] : "model";
+            String threads = Json.str(Json.obj(root.get("threads")), "lantern");
+            for (JsonValue v : Json.arr(root.get("batches"))) {
+                Map<String, JsonValue> r = Json.obj(v);
+                String c = model + "_b" + Json.str(r, "batch") + "_s" + Json.str(r, "seq") + (threads == null ? "" : " t" + threads);
+                add(figs, c, "lantern", "ms", "ms", Json.num(r, "lantern_ms"), false);
+                add(figs, c, "onnxruntime", "ms", "ms", Json.num(r, "ort_ms"), false);
+            }
+        } else if (Json.arrayOf(root.get("runs"), "step_ms")) {
+            kind = "train";
+            for (JsonValue v : Json.arr(root.get("runs"))) {
+                Map<String, JsonValue> r = Json.obj(v);
+                String c = "train " + orElse(Json.str(r, "config"), "?") + " b" + orElse(Json.str(r, "batch"), "?")
+                        + " amp " + orElse(Json.str(r, "amp"), "none") + (r.containsKey("threads") ? " t" + Json.str(r, "threads") : "");
+                add(figs, c, "lantern", "step ms", "ms", Json.num(r, "step_ms"), false);
+            }
+        } else if (root.get("results") instanceof JsonValue.JsonObject soak && soak.members().containsKey("alloc_frag_pct_median")) {
+            kind = "soak";
+            Map<String, JsonValue> r = soak.members();
+            String c = "soak " + orElse(Json.str(r, "device"), "?");
+            add(figs, c, "fragmentation median", "%", "%", Json.num(r, "alloc_frag_pct_median"), false);
+            add(figs, c, "fragmentation max", "%", "%", Json.num(r, "alloc_frag_pct_max"), false);
+            add(figs, c, "waste median", "%", "%", Json.num(r, "waste_pct_median"), false);
+            timeline(r.containsKey("timeline") ? r.get("timeline") : root.get("timeline"), timeline);
+        }
+        if (kind == null && Json.arrayOf(root.get("timeline"), "t_s")) {
+            kind = "soak";
+            timeline(root.get("timeline"), timeline);
+        }
+        if (kind == null || (figs.isEmpty() && timeline.isEmpty())) {
+            return null;
+        }
+        return new Parsed(kind, figs, kernels, timeline);
+    }
+
+    /** bench's records ({case, impl, ms, ..., steps|kernel_figures}); a CPU record's thread count joins its case. */
+    private static void records(JsonValue list, String implSuffix, List<Figure> figs, List<KernelRow> kernels) {
+        for (JsonValue v : Json.arr(list)) {
+            Map<String, JsonValue> r = Json.obj(v);
+            String c = Json.str(r, "case");
+            if (c == null) {
+                continue; // e.g. a leading {"torch": ..., "gpu": ...} header record
+            }
+            if (r.containsKey("threads")) {
+                c = c + " t" + Json.str(r, "threads");
+            }
+            String impl = orElse(Json.str(r, "impl"), "lantern") + (implSuffix == null ? "" : implSuffix);
+            add(figs, c, impl, "ms", "ms", Json.num(r, "ms"), false);
+            if (Json.arrayOf(r.get("kernel_figures"), "name", "ms")) {
+                for (JsonValue k : Json.arr(r.get("kernel_figures"))) {
+                    Map<String, JsonValue> m = Json.obj(k);
+                    kernels.add(new KernelRow(c, impl, Json.str(m, "name"), Json.num(m, "ms"), launchOccupancy(m), Json.num(m, "dram_gbps")));
+                }
+            } else {
+                for (JsonValue s : Json.arr(r.get("steps"))) {
+                    Map<String, JsonValue> m = Json.obj(s);
+                    String op = m.containsKey("op") ? Json.str(m, "op") : Json.str(m, "kernel");
+                    if (op != null) {
+                        kernels.add(new KernelRow(c, impl, op, Json.num(m, "ms"), Double.NaN, Double.NaN));
+                    }
+                }
+            }
+        }
+    }
+
+    /** A kernel's occupancy: its launches' occupancy_pct weighted by their times (GEMMs have none). */
+    private static double launchOccupancy(Map<String, JsonValue> kernel) {
+        double w = 0;
+        double sum = 0;
+        for (JsonValue l : Json.arr(kernel.get("launches"))) {
+            Map<String, JsonValue> m = Json.obj(l);
+            double occ = Json.num(m, "occupancy_pct");
+            double ms = Json.num(m, "ms");
+            if (Double.isFinite(occ) && Double.isFinite(ms)) {
+                sum += occ * ms;
+                w += ms;
+            }
+        }
+        return w > 0 ? sum / w : Double.NaN;
+    }
+
+    private static void timeline(JsonValue list, List<TimelinePoint> out) {
+        for (JsonValue v : Json.arr(list)) {
+            Map<String, JsonValue> m = Json.obj(v);
+            double t = Json.num(m, "t_s");
+            if (Double.isFinite(t)) {
+                out.add(new TimelinePoint(t, Json.num(m, "reserved_bytes"), Json.num(m, "allocated_bytes"), Json.num(m, "frag_pct")));
+            }
+        }
+    }
+
+    private static void add(List<Figure> figs, String c, String impl, String metric, String unit, double v, boolean higher) {
+        if (c != null && Double.isFinite(v)) {
+            figs.add(new Figure(c, impl, metric, unit, v, higher));
+        }
+    }
+
+    private static String orElse(String s, String dflt) {
+        return s == null ? dflt : s;
+    }
+}
