@@ -191,7 +191,7 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
         Tensor out = Tensor.allocate(t);
         long bytes = t.bytes();
         CudaStorage pinned = staging(bytes);
-        stream.copy(view(buffers.addressOf(value), bytes), 0, pinned, 0, bytes);
+        stream.copy(view(buffers.addressOf(program.storageOf(value)), bytes), 0, pinned, 0, bytes);
         stream.synchronize();
         MemorySegment.copy(pinned.hostSegment(), 0, out.segment(), 0, bytes);
         return out;

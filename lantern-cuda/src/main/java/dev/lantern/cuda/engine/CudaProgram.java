@@ -21,12 +21,14 @@ public final class CudaProgram {
     private final CudaLowering.Lowered lowered;
     private final KernelLoader kernels;
     private final GemmPlans gemms;
+    private final OutputStorage storage;
 
     CudaProgram(CompiledModel model, CudaLowering.Lowered lowered, KernelLoader kernels, GemmPlans gemms) {
         this.model = model;
         this.lowered = lowered;
         this.kernels = kernels;
         this.gemms = gemms;
+        this.storage = new OutputStorage(model);
     }
 
     public CompiledModel model() {
@@ -44,6 +46,11 @@ public final class CudaProgram {
     /** The arena plan of the compiled (fused) forward. */
     public MemoryPlan plan() {
         return model.plan();
+    }
+
+    /** Where {@code value}'s bytes are: {@link OutputStorage#of}. */
+    public String storageOf(String value) {
+        return storage.of(value);
     }
 
     /** {@code src}'s loaded kernel (a variant the autotuner renders is loaded on first use). */

@@ -49,7 +49,9 @@ final class EagerForward {
         boolean poison = poisonNext;
         poisonNext = false;
         Map<String, MemoryPlan.Placement> byValue = program.plan().byValue();
-        Set<String> graphOutputs = new HashSet<>(program.model().graph().outputs());
+        // an output that is a reshape view keeps the value it views alive past its last reader
+        Set<String> graphOutputs = new HashSet<>();
+        program.model().graph().outputs().forEach(o -> graphOutputs.add(program.storageOf(o)));
         List<Step> steps = program.steps();
         int si = 0;
         for (Kernel k : program.model().kernels()) {
