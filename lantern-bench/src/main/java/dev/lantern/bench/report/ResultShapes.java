@@ -80,6 +80,25 @@ final class ResultShapes {
             add(figs, c, "waste median", "%", "%", Json.num(r, "waste_pct_median"), false);
             timeline(r.containsKey("timeline") ? r.get("timeline") : root.get("timeline"), timeline);
         }
+        if (kind == null && Json.arrayOf(root.get("cases"), "case", "bit_identical")) {
+            // scripts/gpu-determinism: one case a line of `lantern determinism --runs 5`; a case that
+            // gave no verdict (timed out) has no figures
+            kind = "determinism";
+            for (JsonValue v : Json.arr(root.get("cases"))) {
+                Map<String, JsonValue> r = Json.obj(v);
+                String c = "determinism " + Json.str(r, "case");
+                add(figs, c, "lantern", "max rel diff", "", Json.num(r, "max_rel_diff"), false);
+                add(figs, c, "lantern", "seconds for the runs", "s", r.containsKey("bit_identical") ? Json.num(r, "seconds") : Double.NaN, false);
+            }
+        }
+        if (kind == null && root.get("metrics_overhead") instanceof JsonValue.JsonObject o) {
+            // lantern bench overhead: the step with the exporter off and on (scraped)
+            kind = "metrics overhead";
+            Map<String, JsonValue> r = o.members();
+            String c = "metrics overhead " + orElse(Json.str(r, "case"), "?") + " " + orElse(Json.str(r, "device"), "?");
+            add(figs, c, "exporter off", "step ms", "ms", Json.num(r, "off_ms"), false);
+            add(figs, c, "exporter on, scraped", "step ms", "ms", Json.num(r, "on_ms"), false);
+        }
         if (kind == null && Json.arrayOf(root.get("timeline"), "t_s")) {
             kind = "soak";
             timeline(root.get("timeline"), timeline);
