@@ -95,7 +95,7 @@ final class MetricsOverheadCommand {
         double slower = onMs / offMs - 1;
         if (a.flag("json")) {
             out.printf(Locale.ROOT, "{\"case\": \"%s\", \"device\": \"%s\", \"segments\": %d, \"segment_s\": %.3f, \"scrape_ms\": %d, "
-                            + "\"steps_off\": %d, \"steps_on\": %d, \"off_ms\": %.4f, \"on_ms\": %.4f, \"overhead_pct\": %.3f, "
+                            + "\"steps_off\": %d, \"steps_on\": %d, \"off_ms\": %.6f, \"on_ms\": %.6f, \"overhead_pct\": %.3f, "
                             + "\"scrapes\": %d, \"failed_scrapes\": %d}%n", cfg.name(), device, segments, segmentS, scrapeMs, off.size(), on.size(),
                     offMs, onMs, 100 * slower, scrapes.get(), failedScrapes.get());
         } else {
