@@ -66,21 +66,26 @@ final class CubinBuilder {
 
     /** {@code src}'s cubin for {@code arch}; a {@link dev.lantern.ir.LanternException} with nvcc's log when it fails. */
     byte[] cubin(CudaKernelSource src, String arch) {
+        return cubin(src.entry(), src.source(), arch);
+    }
+
+    /** The cubin of {@code source} (named {@code name} in messages) for {@code arch}. */
+    byte[] cubin(String name, String source, String arch) {
         Path dir = null;
         try {
             dir = Files.createTempDirectory("lantern-nvcc-");
-            Path cu = dir.resolve(src.entry() + ".cu");
-            Path out = dir.resolve(src.entry() + ".cubin");
-            Files.writeString(cu, src.source());
+            Path cu = dir.resolve(name + ".cu");
+            Path out = dir.resolve(name + ".cubin");
+            Files.writeString(cu, source);
             Process p = new ProcessBuilder(nvcc.toString(), "-cubin", "-arch=" + arch, "-std=c++17", "-o", out.toString(), cu.toString())
                     .redirectErrorStream(true).start();
             byte[] log = p.getInputStream().readAllBytes();
             if (!p.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
-                throw new dev.lantern.ir.LanternException("nvcc took over " + TIMEOUT_SECONDS + " s on kernel " + src.entry());
+                throw new dev.lantern.ir.LanternException("nvcc took over " + TIMEOUT_SECONDS + " s on kernel " + name);
             }
             if (p.exitValue() != 0 || !Files.isRegularFile(out)) {
-                throw new dev.lantern.ir.LanternException("nvcc failed on kernel " + src.entry() + " (" + arch + "): "
+                throw new dev.lantern.ir.LanternException("nvcc failed on kernel " + name + " (" + arch + "): "
                         + ExitStatus.oneLine(new String(log, StandardCharsets.UTF_8)));
             }
             return Files.readAllBytes(out);

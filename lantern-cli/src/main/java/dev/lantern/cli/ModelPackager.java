@@ -136,10 +136,12 @@ final class ModelPackager {
                     .append(k.variant()).append('\n');
             nvcc.ifPresent(b -> entries.put("cuda/" + k.entry() + "." + arch + ".cubin", b.cubin(k, arch)));
         }
-        if (kernels.isEmpty()) {
-            return "none: every step is a cuBLASLt GEMM or a copy";
-        }
-        return nvcc.map(b -> kernels.size() + " built with " + b.version()).orElse("none: " + CubinBuilder.missing());
+        // the device fill kernels: random weights on the GPU (Weights.random) launch them
+        dev.lantern.cuda.nvrtc.KernelSource fill = dev.lantern.cuda.engine.DeviceFill.source();
+        String fillArch = fill.archFor(CudaTarget.H200.arch());
+        entries.put("cuda/" + fill.name() + ".cu", text(fill.code()));
+        nvcc.ifPresent(b -> entries.put("cuda/" + fill.name() + "." + fillArch + ".cubin", b.cubin(fill.name(), fill.code(), fillArch)));
+        return nvcc.map(b -> (kernels.size() + 1) + " built with " + b.version()).orElse("none: " + CubinBuilder.missing());
     }
 
     private static KeyPair key(String env) {

@@ -45,6 +45,7 @@ final class PackageRunner {
         Device device = deviceText.equals("auto") ? (info.device().equals("cuda") ? Device.cuda(0) : Device.cpu())
                 : UsageException.option("run", () -> Device.parse(deviceText));
         checkTarget(file, info, device);
+        int cubins = registerCubins(pkg);
         Path stage = null;
         try {
             stage = Files.createTempDirectory("lantern-lpk-");
@@ -67,7 +68,7 @@ final class PackageRunner {
             }
             err.println("lantern run: package " + file + " verified (" + info.target() + ", "
                     + (pkg.pinned() ? "the given public key" : "its embedded key " + SignedManifest.encode(pkg.key()).substring(0, 24) + "...")
-                    + "), plan sha256 " + info.planSha256().substring(0, 16) + " matches");
+                    + "), plan sha256 " + info.planSha256().substring(0, 16) + " matches" + (cubins > 0 ? ", " + cubins + " prebuilt cubins" : ""));
             return RunCommand.run(again, out, err);
         } catch (IOException e) {
             throw new LanternException("run: cannot unpack " + file + ": " + TextFiles.reason(e), e);
@@ -90,6 +91,25 @@ final class PackageRunner {
             throw new UsageException(file + ": no such package file");
         }
         return SignedPackage.read(Path.of(file), key);
+    }
+
+    /**
+     * Registers each verified {@code cuda/NAME.ARCH.cubin} with the CUDA C it was built from
+     * ({@code cuda/NAME.cu}), so that its kernels load through the driver without NVRTC; returns how many.
+     */
+    static int registerCubins(SignedPackage.Verified pkg) {
+        int n = 0;
+        for (var e : pkg.entries().entrySet()) {
+            String name = e.getKey();
+            if (name.startsWith("cuda/") && name.endsWith(".cubin")) {
+                String stem = name.substring("cuda/".length(), name.length() - ".cubin".length());
+                int dot = stem.lastIndexOf('.');
+                String source = new String(pkg.entry("cuda/" + stem.substring(0, dot) + ".cu"), java.nio.charset.StandardCharsets.UTF_8);
+                dev.lantern.cuda.nvrtc.PrebuiltCubins.register(stem.substring(dot + 1), source, e.getValue());
+                n++;
+            }
+        }
+        return n;
     }
 
     /** Refuses a package compiled for another device kind or architecture than {@code device}'s. */
