@@ -39,7 +39,7 @@ final class PackageRunner {
                 throw new UsageException("run: --" + opt + " is fixed by the package " + file + " (compile another package to change it)");
             }
         }
-        SignedPackage.Verified pkg = verified(file, a.get("public-key", null));
+        SignedPackage.Verified pkg = verified("run", file, a.get("public-key", null));
         PackageInfo info = PackageInfo.parse(pkg.entry(PackageInfo.ENTRY));
         String deviceText = a.get("device", "auto");
         Device device = deviceText.equals("auto") ? (info.device().equals("cuda") ? Device.cuda(0) : Device.cpu())
@@ -78,17 +78,17 @@ final class PackageRunner {
     }
 
     /** The verified package, with the key in {@code keyFile} when given, else the embedded one. */
-    static SignedPackage.Verified verified(String file, String keyFile) {
+    static SignedPackage.Verified verified(String command, String file, String keyFile) {
         PublicKey key = null;
         if (keyFile != null) {
             try {
                 key = SignedManifest.decodePublicKey(Files.readString(Path.of(keyFile)));
             } catch (IOException e) {
-                throw new UsageException("--public-key " + keyFile + ": cannot read: " + TextFiles.reason(e));
+                throw new UsageException(command + ": --public-key " + keyFile + ": cannot read: " + TextFiles.reason(e));
             }
         }
         if (!Files.isRegularFile(Path.of(file))) {
-            throw new UsageException(file + ": no such package file");
+            throw new UsageException(command + ": " + file + ": no such package file");
         }
         return SignedPackage.read(Path.of(file), key);
     }

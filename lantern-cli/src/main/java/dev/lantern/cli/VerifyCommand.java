@@ -107,7 +107,7 @@ final class VerifyCommand {
     /** A package ({@link PackageRunner#verified}): exit 0 with its target, or 1 with the entry at fault. */
     private static int verifyPackage(String file, String keyFile, PrintStream out, PrintStream err) {
         try {
-            var pkg = PackageRunner.verified(file, keyFile);
+            var pkg = PackageRunner.verified("verify", file, keyFile);
             PackageInfo info = PackageInfo.parse(pkg.entry(PackageInfo.ENTRY));
             String plan = ModelPackager.planSha256(pkg.entries());
             if (!plan.equals(info.planSha256())) {

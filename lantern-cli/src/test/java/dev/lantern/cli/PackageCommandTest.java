@@ -60,6 +60,23 @@ class PackageCommandTest {
     }
 
     @Test
+    void anOnnxPackageRunsWithItsShapesAndTheModelsOutputs() throws IOException {
+        Path onnx = Files.write(dir.resolve("lm.onnx"), OnnxFiles.languageModel(19).toByteArray());
+        Path pkg = dir.resolve("lm.lpk");
+        assertEquals(0, MainTest.run("compile", onnx.toString(), "--package", pkg.toString(), "--batch", "2", "--seq", "3").code());
+        MainTest.Run direct = MainTest.run("run", onnx.toString(), "--batch", "2", "--seq", "3", "--device", "cpu", "--runs", "1", "--json");
+        MainTest.Run packaged = MainTest.run("run", pkg.toString(), "--device", "cpu", "--runs", "1", "--json");
+        assertEquals(0, direct.code(), direct.err());
+        assertEquals(0, packaged.code(), packaged.err());
+        String outputs = direct.out().substring(direct.out().indexOf("\"outputs\""));
+        assertTrue(outputs.contains("\"shape\": [2, 3, "), outputs);
+        assertEquals(outputs, packaged.out().substring(packaged.out().indexOf("\"outputs\"")));
+        MainTest.Run again = MainTest.run("run", pkg.toString(), "--seq", "4");
+        assertEquals(2, again.code());
+        assertTrue(again.err().contains("--seq is fixed by the package"), again.err());
+    }
+
+    @Test
     void aFlippedByteInEachEntryIsRefusedNamingIt() throws IOException {
         byte[] whole = Files.readAllBytes(lpk);
         List<String> names = new ArrayList<>();
