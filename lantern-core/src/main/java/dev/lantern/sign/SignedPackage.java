@@ -4,7 +4,6 @@ import dev.lantern.ir.LanternException;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,8 +34,9 @@ import java.util.zip.ZipOutputStream;
  * hash check unaltered. {@link #write} builds the zip in a temp file beside the target and moves it
  * into place, so a reader sees no file or a whole one. {@link #read} checks the signature (with a
  * pinned key, or the embedded one) and every entry's hash before returning any entry, and refuses
- * an entry the manifest does not list; every refusal is a {@link VerificationException} naming the
- * entry at fault.
+ * an entry the manifest does not list, and then requires the file to be, byte for byte, the zip
+ * {@link #write} makes of those entries (so a changed zip header byte is refused too); every refusal
+ * is a {@link VerificationException} naming the entry at fault.
  *
  * <p>What the embedded key proves: that no byte changed since whoever held the key signed the
  * package. Anyone can re-sign a changed package with a key of their own, so authorship is proved
@@ -91,13 +91,7 @@ public final class SignedPackage {
             all.put(SignedManifest.SIGNATURE, Files.readAllBytes(stage.resolve(SignedManifest.SIGNATURE)));
             all.put(PUBLIC_KEY, (SignedManifest.encode(key.getPublic()) + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             tmp = Files.createTempFile(target.getParent(), "." + target.getFileName() + ".", ".tmp");
-            try (OutputStream os = Files.newOutputStream(tmp); ZipOutputStream zip = new ZipOutputStream(os)) {
-                for (Map.Entry<String, byte[]> e : all.entrySet()) {
-                    zip.putNextEntry(stored(e.getKey(), e.getValue()));
-                    zip.write(e.getValue());
-                    zip.closeEntry();
-                }
-            }
+            Files.write(tmp, zipBytes(all, new ArrayList<>()));
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
@@ -180,12 +174,59 @@ public final class SignedPackage {
                 }
                 payload.put(e.getKey(), e.getValue());
             }
+            checkCanonical(lpk, all);
             return new Verified(Collections.unmodifiableSortedMap(payload), key, publicKey != null);
         } catch (IOException e) {
             throw new LanternException("package: cannot stage " + name + " for verification: " + e.getMessage(), e);
         } finally {
             deleteTree(stage);
         }
+    }
+
+    /**
+     * The zip of {@code all} as {@link #write} lays it out (sorted, stored, time zero); {@code starts}
+     * receives each entry's offset, then the central directory's.
+     */
+    private static byte[] zipBytes(SortedMap<String, byte[]> all, List<Long> starts) throws IOException {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (ZipOutputStream zip = new ZipOutputStream(bytes)) {
+            for (Map.Entry<String, byte[]> e : all.entrySet()) {
+                zip.flush();
+                starts.add((long) bytes.size());
+                zip.putNextEntry(stored(e.getKey(), e.getValue()));
+                zip.write(e.getValue());
+                zip.closeEntry();
+            }
+            zip.flush();
+            starts.add((long) bytes.size());
+        }
+        return bytes.toByteArray();
+    }
+
+    /**
+     * Every byte of the file must be the zip {@link #write} makes of the verified entries: a changed
+     * header byte (a time, a CRC, a flag) changes no entry's content, and is refused here, named by
+     * the entry whose header holds it.
+     */
+    private static void checkCanonical(Path lpk, SortedMap<String, byte[]> all) throws IOException {
+        List<Long> starts = new ArrayList<>();
+        byte[] expected = zipBytes(all, starts);
+        byte[] actual = Files.readAllBytes(lpk);
+        int n = Math.min(expected.length, actual.length);
+        int at = java.util.Arrays.mismatch(expected, 0, n, actual, 0, n);
+        if (at < 0 && expected.length == actual.length) {
+            return;
+        }
+        long off = at < 0 ? n : at;
+        List<String> names = new ArrayList<>(all.keySet());
+        String where = lpk.getFileName() + " (zip directory)";
+        for (int i = 0; i < names.size(); i++) {
+            if (off >= starts.get(i) && off < starts.get(i + 1)) {
+                where = names.get(i);
+            }
+        }
+        throw new VerificationException(where, "the package's bytes differ from its verified entries at offset " + off
+                + " (a changed zip header, extra bytes, or a package not written by Lantern)");
     }
 
     private static ZipEntry stored(String name, byte[] bytes) {
@@ -216,8 +257,8 @@ public final class SignedPackage {
     }
 
     private static boolean validName(String name) {
-        return name.matches("[A-Za-z0-9_.\\-]+(/[A-Za-z0-9_.\\-]+)*") && !Set.of(name.split("/")).contains("..")
-                && !Set.of(name.split("/")).contains(".");
+        List<String> parts = List.of(name.split("/", -1)); // a list: a name may repeat a part
+        return name.matches("[A-Za-z0-9_.\\-]+(/[A-Za-z0-9_.\\-]+)*") && !parts.contains("..") && !parts.contains(".");
     }
 
     private static void deleteQuietly(Path p) {
