@@ -28,13 +28,14 @@ public final class Main {
                        [--device auto|cpu|cuda] [--amp bf16|f16] [--seed N] [--runs N]
               test     run the whole test suite (./mvnw -B verify)
               run      run an IR graph or an ONNX model on a device; print each output's shape,
-                       dtype, checksum and the median time   FILE.ir|MODEL.onnx [--device auto|cpu|cuda:N]
+                       dtype, checksum and the median time   FILE.ir|MODEL.onnx|OUT.lpk [--device auto|cpu|cuda:N]
                        [--weights W] [--input NAME=FILE.npy] [--amp bf16] [--mode eager|compiled|graph]
                        [--seed N] [--runs N] [--out DIR] [--deterministic] [--json]; ONNX: [--tokens 1,2,3 | --batch B
                        --seq S [--vocab V]] [--shape NAME=d0,d1,...]
               compile  print one stage of a graph's compilation (steps and cuda: for the H200, no GPU
                        needed)   FILE.ir|MODEL.onnx --emit ir|kernels|plan|cuda|steps [--device cpu|cuda]
-                       [--amp bf16]; ONNX: [--batch B --seq S | --shape NAME=d0,d1,...]
+                       [--amp bf16]; ONNX: [--batch B --seq S | --shape NAME=d0,d1,...];
+                       --package OUT.lpk [--key-env NAME]: a signed package to run or verify
               opt      parse an .ir file, run passes, print the result
                        FILE.ir [--passes a,b] [--dump-after-each]
               doctor   the JDK, the CPU's vector width, the CUDA libraries found and the GPUs
@@ -53,7 +54,7 @@ public final class Main {
               sign     sign files: a checksum manifest and its Ed25519 signature   --dir DIR FILE...
                        [--key-env NAME]  (a throwaway key unless NAME holds a release key)
               verify   check a signed manifest and every file it lists; names a tampered file
-                       DIR/MANIFEST.sha256 --public-key FILE.pub
+                       DIR/MANIFEST.sha256 --public-key FILE.pub | OUT.lpk [--public-key FILE.pub]
               gate     one CI gate, printing GATE <name> PASS|FAIL <figure>: determinism | performance
                        [--baseline FILE] | memory [--seconds N] | security [--fixtures-log FILE] |
                        compare NEW.json OLD.json [--max-worse 0.10] [--ratios-only]   (docs/security.md)

@@ -40,6 +40,7 @@ final class RunCommand {
     static final String USAGE = "run FILE.ir [--device auto|cpu|cuda|cuda:N] [--weights W.safetensors|DIR] "
             + "[--input NAME=FILE.npy ...] [--amp none|bf16|f16] [--mode eager|compiled|graph] [--seed N] [--runs N] "
             + "[--out DIR] [--deterministic] " + MetricsOption.USAGE + " " + TraceOption.USAGE + " [--json]  |  run " + OnnxRunCommand.USAGE
+            + "  |  run OUT.lpk [--device cpu|cuda] [--public-key KEY.pub] [run options] (a package, verified first)"
             + "  |  run MODEL_DIR [--tokens 1,2,3 | --batch B --seq S | --input input_ids=FILE.npy] (config.json + safetensors)";
 
     /** Forwards before the timed ones: at least this many, and more for up to {@link #WARMUP_NANOS} (at most 1000). */
@@ -52,12 +53,18 @@ final class RunCommand {
         // --input and --shape repeat, so they are taken out before Args, which keeps one value per option
         RepeatedOptions repeated = RepeatedOptions.take("run", argv, Set.of("input", "shape"));
         Set<String> valued = new java.util.HashSet<>(Set.of("device", "weights", "amp", "mode", "seed", "runs", "out",
-                "metrics-port", "metrics-host", "trace"));
+                "metrics-port", "metrics-host", "trace", "public-key"));
         valued.addAll(OnnxRunCommand.OPTIONS);
         Args a = Args.parse("run", repeated.rest(), Set.of("json", "deterministic"), valued);
         if (a.positional().size() != 1) {
             throw new UsageException("run: expected one FILE.ir" + (a.positional().isEmpty() ? "" : ", found "
                     + a.positional().size() + " arguments") + " (usage: lantern " + USAGE + ")");
+        }
+        if (PackageRunner.isPackage(a.positional().getFirst())) {
+            return PackageRunner.run(argv, a, out, err);
+        }
+        if (a.get("public-key", null) != null) {
+            throw new UsageException("run: --public-key checks a package (OUT.lpk)");
         }
         MetricsOption.Spec metricsSpec = MetricsOption.parse("run", a.get("metrics-port", null), a.get("metrics-host", null));
         Path traceFile = TraceOption.parse("run", a.get("trace", null));

@@ -22,6 +22,7 @@ import java.util.Set;
  * <pre>
  * lantern sign --dir DIR FILE...  [--key-env NAME]   writes DIR/MANIFEST.sha256, its .sig, and DIR/signing-key.pub
  * lantern verify DIR/MANIFEST.sha256 --public-key FILE.pub
+ * lantern verify OUT.lpk [--public-key FILE.pub]           a compiled model package (embedded key unless one is given)
  * </pre>
  * {@code sign} signs with a throwaway Ed25519 key made for this call (its private half is never
  * written), or with the release key pair in the environment variable {@code --key-env} names
@@ -63,6 +64,9 @@ final class VerifyCommand {
 
     static int verify(List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("verify", argv, Set.of(), Set.of("public-key"));
+        if (a.positional().size() == 1 && PackageRunner.isPackage(a.positional().getFirst())) {
+            return verifyPackage(a.positional().getFirst(), a.get("public-key", null), out, err);
+        }
         if (a.positional().size() != 1 || a.get("public-key", null) == null) {
             throw new UsageException("verify: give the manifest and --public-key FILE.pub (lantern verify DIR/MANIFEST.sha256 --public-key KEY.pub)");
         }
@@ -97,6 +101,26 @@ final class VerifyCommand {
             return new KeyPair(SignedManifest.decodePublicKey(parts[1]), priv);
         } catch (java.security.GeneralSecurityException | IllegalArgumentException | LanternException e) {
             throw new UsageException("sign: the release key is not an Ed25519 PRIVATE:PUBLIC pair in Base64: " + ExitStatus.oneLine(e.getMessage()));
+        }
+    }
+
+    /** A package ({@link PackageRunner#verified}): exit 0 with its target, or 1 with the entry at fault. */
+    private static int verifyPackage(String file, String keyFile, PrintStream out, PrintStream err) {
+        try {
+            var pkg = PackageRunner.verified("verify", file, keyFile);
+            PackageInfo info = PackageInfo.parse(pkg.entry(PackageInfo.ENTRY));
+            String plan = ModelPackager.planSha256(pkg.entries());
+            if (!plan.equals(info.planSha256())) {
+                throw new VerificationException(PackageInfo.ENTRY, "its plan sha256 is not the plan entries' (" + plan + ")");
+            }
+            pkg.entry(info.model());
+            out.println("verified: " + file + ": the signature and " + pkg.entries().size() + " entries match ("
+                    + (pkg.pinned() ? "the given public key" : "its embedded public key: pin one with --public-key to prove who signed it")
+                    + "); compiled for " + info.target() + ", cubins: " + info.cubins());
+            return ExitStatus.OK;
+        } catch (VerificationException e) {
+            err.println("lantern verify: REFUSED " + ExitStatus.oneLine(e.getMessage()));
+            return ExitStatus.BAD_INPUT;
         }
     }
 }

@@ -12,7 +12,8 @@ import dev.lantern.cuda.ffi.LibraryProbe;
 
 /**
  * The CUDA backend: NVRTC-compiled kernels and cuBLASLt GEMMs on an NVIDIA GPU. Present when the
- * driver finds a GPU and NVRTC and cuBLASLt load.
+ * driver finds a GPU and NVRTC and cuBLASLt load (NVRTC not needed once a verified package has
+ * registered its {@link dev.lantern.cuda.nvrtc.PrebuiltCubins}).
  */
 public final class CudaBackend implements Backend {
     private volatile String reason;
@@ -46,9 +47,13 @@ public final class CudaBackend implements Backend {
             if (n == 0) {
                 why = "no NVIDIA GPU or driver found";
             } else {
+                // NVRTC is not needed when a verified package brought every kernel's cubin
+                boolean prebuilt = dev.lantern.cuda.nvrtc.PrebuiltCubins.count() > 0;
                 for (LibraryProbe p : CudaLibraries.system().probes()) {
-                    if (!p.found() && (p.label().equals("nvrtc") || p.label().equals("cublasLt"))) {
-                        why = p.label() + " not found";
+                    boolean nvrtc = p.label().equals("nvrtc");
+                    boolean missing = !p.found() || nvrtc && dev.lantern.cuda.nvrtc.PrebuiltCubins.nvrtcDisabled();
+                    if (missing && (nvrtc && !prebuilt || p.label().equals("cublasLt"))) {
+                        why = p.label() + (p.found() ? " disabled (LANTERN_DISABLE_NVRTC=1)" : " not found");
                         n = 0;
                     }
                 }

@@ -40,7 +40,12 @@ public final class DeviceFill implements AutoCloseable {
     private final CudaModule module;
 
     public DeviceFill(CudaDevice device) {
-        this.module = ModuleCache.forDevice(device).load(device, new KernelSource("lt_fill", SRC));
+        this.module = ModuleCache.forDevice(device).load(device, source());
+    }
+
+    /** The fill kernels' source, which a compiled model package builds ahead of time with the model's own. */
+    public static KernelSource source() {
+        return new KernelSource("lt_fill", SRC);
     }
 
     /** {@code n} elements of {@code dtype} at {@code address}, uniform in [-scale, scale). */

@@ -30,7 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * entry or a whole one; on load the length and hash are checked, and a truncated or corrupt
  * entry is deleted and recompiled, never loaded.
  *
- * <p>The compiler is a function ({@link Compiler}) so tests can stand in for NVRTC.
+ * <p>The compiler is a function ({@link Compiler}) so tests can stand in for NVRTC; on a device it is
+ * NVRTC loaded on first need ({@link LazyNvrtc}), and cubins of a verified package
+ * ({@link PrebuiltCubins}) come before the disk and the compiler.
  */
 public final class ModuleCache {
     private static final System.Logger LOG = System.getLogger(ModuleCache.class.getName());
@@ -73,7 +75,7 @@ public final class ModuleCache {
     }
 
     public static ModuleCache forDevice(CudaDevice device, Path dir) {
-        return new ModuleCache(dir, new NvrtcCompiler(device.libraries().nvrtc()), device.target().arch(),
+        return new ModuleCache(dir, new LazyNvrtc(device.libraries()), device.target().arch(),
                 device.driver().driverVersion());
     }
 
@@ -109,8 +111,16 @@ public final class ModuleCache {
         md.update(v);
     }
 
-    /** The cubin for {@code src}: from disk when a valid entry exists, else compiled and stored. */
+    /**
+     * The cubin for {@code src}: a {@link PrebuiltCubins} one when registered (NVRTC and the disk untouched),
+     * else from disk when a valid entry exists, else compiled and stored.
+     */
     public Entry get(KernelSource src) {
+        java.util.Optional<byte[]> prebuilt = PrebuiltCubins.lookup(src.archFor(arch), src.code());
+        if (prebuilt.isPresent()) {
+            hits.incrementAndGet();
+            return new Entry("prebuilt-" + PrebuiltCubins.key(src.archFor(arch), src.code()).replace(':', '-'), prebuilt.get(), true);
+        }
         String key = keyOf(src);
         Path file = entryPath(key);
         byte[] cached = read(file);
