@@ -25,7 +25,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -106,6 +105,10 @@ final class MetricsOverheadCommand {
         return failedScrapes.get() == 0 ? ExitStatus.OK : ExitStatus.BAD_INPUT;
     }
 
+    private static double median(List<Double> v) {
+        return v.isEmpty() ? Double.NaN : DemoMetrics.median(v.stream().mapToDouble(Double::doubleValue).toArray());
+    }
+
     private static void segment(Session s, Map<String, Tensor> inputs, LanternMetrics metrics, long tokens, double seconds, List<Double> into) {
         long end = System.nanoTime() + (long) (seconds * 1e9);
         while (System.nanoTime() < end) {
@@ -115,16 +118,6 @@ final class MetricsOverheadCommand {
             metrics.recordStep(ms, tokens);
             into.add(ms);
         }
-    }
-
-    static double median(List<Double> v) {
-        if (v.isEmpty()) {
-            return Double.NaN;
-        }
-        double[] s = v.stream().mapToDouble(Double::doubleValue).toArray();
-        Arrays.sort(s);
-        int n = s.length;
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
     /**

@@ -172,7 +172,8 @@ public final class CpuBench {
         return steps;
     }
 
-    private static double relErr(double[] got, double[] ref) {
+    /** ‖got − ref‖₂ / ‖ref‖₂; infinite for a length mismatch or a non-zero difference from an all-zero reference. */
+    static double relErr(double[] got, double[] ref) {
         if (got.length != ref.length) {
             return Double.POSITIVE_INFINITY;
         }
@@ -183,13 +184,13 @@ public final class CpuBench {
             num += d * d;
             den += ref[i] * ref[i];
         }
-        return Math.sqrt(num / den);
+        return den == 0 ? (num == 0 ? 0 : Double.POSITIVE_INFINITY) : Math.sqrt(num / den);
     }
 
     private static final java.lang.management.ThreadMXBean THREAD = java.lang.management.ManagementFactory.getThreadMXBean();
 
     /** Wall ms of one forward; its CPU ms on this thread into cpu[i]. */
-    private static double time(Runnable r, double[] cpu, int i) {
+    static double time(Runnable r, double[] cpu, int i) {
         long c0 = THREAD.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
         r.run();
@@ -205,7 +206,7 @@ public final class CpuBench {
         return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
-    private static double min(double[] v) {
+    static double min(double[] v) {
         return Arrays.stream(v).min().orElse(Double.NaN);
     }
 }

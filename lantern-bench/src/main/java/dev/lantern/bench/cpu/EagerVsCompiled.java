@@ -66,46 +66,17 @@ public final class EagerVsCompiled {
             double[] ew = new double[rounds];
             for (int i = 0; i < rounds; i++) {
                 if (i % 2 == 0) {
-                    cw[i] = time(compiled, c, i);
-                    ew[i] = time(naive, e, i);
+                    cw[i] = CpuBench.time(compiled, c, i);
+                    ew[i] = CpuBench.time(naive, e, i);
                 } else {
-                    ew[i] = time(naive, e, i);
-                    cw[i] = time(compiled, c, i);
+                    ew[i] = CpuBench.time(naive, e, i);
+                    cw[i] = CpuBench.time(compiled, c, i);
                 }
             }
             double[] got = exec.run(target.inputs(), outs).values().iterator().next().toDoubles();
             double[] ref = eager.run(unfused, feeds).get(firstOut).toDoubles();
-            return new Result(target.name(), rounds, warmed, CpuBench.median(c), CpuBench.median(e), min(c), min(e), CpuBench.median(cw),
-                    CpuBench.median(ew), relErr(got, ref));
+            return new Result(target.name(), rounds, warmed, CpuBench.median(c), CpuBench.median(e), CpuBench.min(c), CpuBench.min(e), CpuBench.median(cw),
+                    CpuBench.median(ew), CpuBench.relErr(got, ref));
         }
-    }
-
-    private static final java.lang.management.ThreadMXBean THREAD = java.lang.management.ManagementFactory.getThreadMXBean();
-
-    /** Wall ms of one forward; its CPU ms on this thread into cpu[i]. */
-    private static double time(Runnable r, double[] cpu, int i) {
-        long c0 = THREAD.getCurrentThreadCpuTime();
-        long t0 = System.nanoTime();
-        r.run();
-        long t1 = System.nanoTime();
-        cpu[i] = (THREAD.getCurrentThreadCpuTime() - c0) / 1e6;
-        return (t1 - t0) / 1e6;
-    }
-
-    private static double min(double[] v) {
-        return java.util.Arrays.stream(v).min().orElse(Double.NaN);
-    }
-
-    private static double relErr(double[] got, double[] ref) {
-        if (got.length != ref.length) {
-            return Double.POSITIVE_INFINITY;
-        }
-        double num = 0;
-        double den = 0;
-        for (int i = 0; i < got.length; i++) {
-            num += (got[i] - ref[i]) * (got[i] - ref[i]);
-            den += ref[i] * ref[i];
-        }
-        return den == 0 ? (num == 0 ? 0 : Double.POSITIVE_INFINITY) : Math.sqrt(num / den);
     }
 }
