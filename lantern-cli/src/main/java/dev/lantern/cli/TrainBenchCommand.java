@@ -2,6 +2,7 @@ package dev.lantern.cli;
 
 import dev.lantern.Device;
 import dev.lantern.Lantern;
+import dev.lantern.RunMode;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.frontend.nn.BlockConfig;
@@ -21,20 +22,24 @@ import java.util.Set;
 
 /**
  * {@code lantern bench train --config NAME | --shape B,S,H,N,M[,encoder] [--device cuda|cuda:N|cpu]
- * [--amp none|bf16|f16] [--steps N] [--warmups W] [--vocab V] [--seed N] [--deterministic] [--json]}:
+ * [--mode graph|compiled|eager] [--amp none|bf16|f16] [--steps N] [--warmups W] [--vocab V] [--seed N]
+ * [--deterministic] [--json]}:
  * the training step of {@code lantern train} (one block as a language model on the generated task)
  * timed: W warm-up steps, then N timed ones; step time (median and best), tokens/s from the median,
  * and on a GPU the device memory the run holds at its peak (cuMemGetInfo after every step, less the
  * figure before the trainer opened: the session allocates its arena, weights and outputs once, so
- * the figure between steps is the step's). What a step is on the GPU today: forward and backward
- * there, weights and gradients copied each way, AdamW on the host (docs/training.md).
+ * the figure between steps is the step's) and the most its allocator held ({@code peak_alloc_bytes},
+ * the figure to hold against PyTorch's {@code max_memory_allocated}). On the GPU the step stays
+ * there: forward and backward (a CUDA graph replay in graph mode; one kernel per op in eager mode,
+ * the naive baseline), the gradients' norm and AdamW, weights and moments never leaving the device
+ * (docs/training.md).
  */
 final class TrainBenchCommand {
     private TrainBenchCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("bench train", argv, Set.of("json", "deterministic"),
-                Set.of("config", "shape", "device", "amp", "steps", "warmups", "vocab", "seed"));
+                Set.of("config", "shape", "device", "mode", "amp", "steps", "warmups", "vocab", "seed"));
         if (!a.positional().isEmpty()) {
             throw new UsageException("bench train: unexpected argument '" + a.positional().getFirst() + "'");
         }
@@ -46,6 +51,7 @@ final class TrainBenchCommand {
         if (!device.kind().equals("cpu") && !Lantern.devices().contains(device)) {
             throw new UsageException("bench train: --device " + device + " is not available here (lantern doctor says why)");
         }
+        RunMode mode = UsageException.option("bench train", () -> RunMode.parse(a.get("mode", "graph")));
         CompileOptions.Amp amp = UsageException.option("bench train", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
         int steps = a.getInt("bench train", "steps", 10, 1, 1_000_000);
         int warmups = a.getInt("bench train", "warmups", 2, 0, 1_000_000);
@@ -60,7 +66,7 @@ final class TrainBenchCommand {
             double[] ms = new double[steps];
             double first = Double.NaN;
             double last = Double.NaN;
-            try (Trainer t = new Trainer(lm, o, device);
+            try (Trainer t = new Trainer(lm, o, device, mode);
                  ProgressBar bar = ProgressBar.forTerminal("bench train " + cfg.name(), warmups + steps, "steps")) {
                 for (int i = 0; i < warmups + steps; i++) {
                     StepResult r = t.step();
@@ -80,6 +86,7 @@ final class TrainBenchCommand {
                 json.put("bench", "train");
                 json.put("config", cfg.name());
                 json.put("device", device.toString());
+                json.put("mode", mode.name().toLowerCase(Locale.ROOT));
                 json.put("amp", amp.name().toLowerCase(Locale.ROOT));
                 json.put("deterministic", o.deterministic());
                 json.put("parameters", t.parameters().stream().mapToLong(Parameter::numel).sum());
@@ -90,9 +97,11 @@ final class TrainBenchCommand {
                 json.put("step_ms_min", sorted[0]);
                 json.put("tokens_per_s", t.tokensPerStep() / (median / 1e3));
                 json.put("peak_device_bytes", gpu == null ? null : peak);
+                json.put("peak_alloc_bytes", t.devicePeakBytes() < 0 ? null : t.devicePeakBytes());
                 json.put("first_loss", first);
                 json.put("last_loss", last);
-                json.put("step", "forward+backward on " + device + ", AdamW on the host");
+                json.put("step", t.resident() ? "forward+backward, norm and AdamW on " + device
+                        : "forward+backward on " + device + ", AdamW on the host");
             }
         } finally {
             if (gpu != null) {
@@ -102,8 +111,8 @@ final class TrainBenchCommand {
         if (a.flag("json")) {
             out.println(Json.write(json));
         } else {
-            out.printf(Locale.ROOT, "bench train %s on %s (%s): %.3f ms/step (median of %d, best %.3f), %.0f tokens/s%s%n",
-                    cfg.name(), device, json.get("amp"), (double) json.get("step_ms"), steps, (double) json.get("step_ms_min"),
+            out.printf(Locale.ROOT, "bench train %s on %s (%s, %s): %.3f ms/step (median of %d, best %.3f), %.0f tokens/s%s%n",
+                    cfg.name(), device, json.get("mode"), json.get("amp"), (double) json.get("step_ms"), steps, (double) json.get("step_ms_min"),
                     (double) json.get("tokens_per_s"),
                     gpu == null ? "" : String.format(Locale.ROOT, ", peak device memory %,d bytes", (long) json.get("peak_device_bytes")));
         }

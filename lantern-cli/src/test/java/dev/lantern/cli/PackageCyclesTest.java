@@ -57,7 +57,8 @@ class PackageCyclesTest {
             "dev.lantern.cuda.blas", 2,
             "dev.lantern.cuda.doctor", 3,
             "dev.lantern.cuda.lower", 3,
-            "dev.lantern.cuda.engine", 4);
+            "dev.lantern.cuda.engine", 4,
+            "dev.lantern.cuda.train", 5);
 
     private static final Pattern PACKAGE = Pattern.compile("(?m)^\\s*package\\s+([\\w.]+)\\s*;");
     private static final Pattern IMPORT = Pattern.compile("(?m)^\\s*import\\s+(?:static\\s+)?(dev\\.lantern\\.[\\w.*]+)\\s*;");

@@ -5,6 +5,7 @@ import dev.lantern.autodiff.Gradients;
 import dev.lantern.checkpoint.Checkpoint;
 import dev.lantern.checkpoint.StoredTensor;
 import dev.lantern.Device;
+import dev.lantern.RunMode;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.ir.DType;
@@ -21,6 +22,7 @@ import dev.lantern.train.Parameter;
 import dev.lantern.train.TrainStateException;
 import dev.lantern.train.amp.DynamicLossScaler;
 import dev.lantern.train.amp.LossScalerConfig;
+import dev.lantern.train.amp.UnscaleReport;
 import dev.lantern.train.data.SplitMix64;
 import dev.lantern.train.data.TokenBatch;
 import dev.lantern.train.data.TokenTask;
@@ -41,20 +43,26 @@ import java.util.Map;
 /**
  * Trains a {@link LanguageModel} on the generated next-token task: the model and its gradient
  * ({@link Gradients}) as one graph compiled by the standard pipeline and run by a
- * {@link StepExecutor} (the CPU, or a device such as {@code cuda:0}), AdamW over f32 master weights
- * on the host (the model reads bf16/f16 copies under AMP), gradients clipped by global norm, and
- * under AMP the dynamic loss scaler. A step is forward + backward (one compiled run) + optimizer;
+ * {@link StepExecutor} on the CPU, AdamW over f32 master weights on the host (the model reads
+ * bf16/f16 copies under AMP), gradients clipped by global norm, and under AMP the dynamic loss
+ * scaler. On a device whose module provides a {@link DeviceStep} (CUDA), the weights, gradients and
+ * moments stay on the device and AdamW runs there; the host keeps the scaler's and the clipping's
+ * decisions, from the gradients' sum of squares, so the logic is the same. A step is forward + backward (one compiled run) + optimizer;
  * everything a resumed run needs is in {@link #checkpoint()}, so that a run restored from it
  * continues bit-exactly.
  */
 public final class Trainer implements AutoCloseable {
     private static final String WEIGHTS = "weights.";
     private static final String STATE = "state.";
+    /** System property: {@code true} keeps the optimizer on the host on every device. */
+    public static final String HOST_OPTIMIZER = "lantern.train.hostOptimizer";
 
     private final LanguageModel model;
     private final TrainOptions options;
     private final BackwardGraph backward;
-    private final StepExecutor exec;
+    private final StepExecutor exec;          // the CPU, or a device without a DeviceStep; null when resident
+    private final DeviceStep resident;        // the step kept on a device, or null
+    private boolean hostStale;                // the device stepped since the host's copies were last read
     private final List<Parameter> params = new ArrayList<>();
     private final Map<String, String> gradientOutput = new HashMap<>(); // parameter name -> output value
     private final Map<String, Tensor> fixed = new HashMap<>();          // parameters not trained, by name
@@ -64,18 +72,25 @@ public final class Trainer implements AutoCloseable {
     private TokenTask task;
     private SplitMix64 rng;
     private long step;
+    private long residentSteps;               // AdamW steps the resident step took
 
     /** A trainer whose step runs on the CPU: {@link #Trainer(LanguageModel, TrainOptions, Device)} with {@link Device#cpu()}. */
     public Trainer(LanguageModel model, TrainOptions options) {
         this(model, options, Device.cpu());
     }
 
-    /**
-     * Differentiates {@code model}'s step and compiles it for {@code device}, makes the parameters
-     * from its initial weights, the optimizer, the scaler (under AMP) and the task's stream from
-     * {@code options}. The optimizer, the scaler and the clipping run on the host for every device.
-     */
+    /** A trainer on {@code device}: {@link RunMode#GRAPH} there (compiled on the CPU, which has no graphs). */
     public Trainer(LanguageModel model, TrainOptions options, Device device) {
+        this(model, options, device, RunMode.GRAPH);
+    }
+
+    /**
+     * Differentiates {@code model}'s step and compiles it for {@code device} in {@code mode}
+     * ({@link RunMode#EAGER}: one kernel per op, the baseline of {@code lantern bench train}; the
+     * CPU runs its compiled executor in every mode), makes the parameters from its initial weights,
+     * the optimizer, the scaler (under AMP) and the task's stream from {@code options}.
+     */
+    public Trainer(LanguageModel model, TrainOptions options, Device device, RunMode mode) {
         this.model = model;
         this.options = options;
         // every floating parameter is trained; an integer table (an imported model's position ids) is bound as it is
@@ -99,12 +114,34 @@ public final class Trainer implements AutoCloseable {
             params.add(low == null ? Parameter.of(e.getValue(), master) : Parameter.mixed(e.getValue(), master, low));
             gradientOutput.put(e.getValue(), backward.gradientOf(e.getKey()));
         }
-        this.exec = StepExecutor.open(backward.graph(), co, device);
+        this.resident = device.kind().equals("cpu") ? null : openResident(co, device, mode);
+        this.exec = resident != null ? null : StepExecutor.open(backward.graph(), co, device);
         this.optimizer = new AdamW(params, new AdamWConfig(options.lr(), 0.9, 0.999, 1e-8, options.weightDecay()), options.threads());
         this.scaler = low == null ? null : new DynamicLossScaler(LossScalerConfig.forType(low));
         this.taskConfig = TokenTaskConfig.of(options.vocab(), batchOf(model), seqOf(model), options.seed());
         this.task = TokenTask.start(taskConfig);
         this.rng = new SplitMix64(options.seed() ^ 0x5DEECE66DL);
+    }
+
+    /**
+     * The step kept on {@code device}, or null where no module provides one or the system property
+     * {@value #HOST_OPTIMIZER} is true (the step through a session, AdamW on the host: the reference
+     * the device optimizer is tested against).
+     */
+    private DeviceStep openResident(CompileOptions co, Device device, RunMode mode) {
+        if (Boolean.getBoolean(HOST_OPTIMIZER)) {
+            return null;
+        }
+        Map<String, Tensor> initial = new HashMap<>(fixed);
+        List<String> trained = new ArrayList<>();
+        List<String> grads = new ArrayList<>();
+        for (Parameter p : params) {
+            initial.put(p.name(), p.value());
+            trained.add(p.name());
+            grads.add(gradientOutput.get(p.name()));
+        }
+        return DeviceStep.open(new DeviceStep.Spec(SessionStepExecutor.paramsAsInputs(backward.graph()), co, device, mode, trained,
+                grads, backward.loss(), initial));
     }
 
     private static int batchOf(LanguageModel m) {
@@ -125,12 +162,22 @@ public final class Trainer implements AutoCloseable {
 
     /** The compiled step (forward, backward) the trainer runs. */
     public CompiledModel compiled() {
-        return exec.compiled();
+        return resident != null ? resident.compiled() : exec.compiled();
     }
 
     /** The device the compiled step runs on. */
     public Device device() {
-        return exec.device();
+        return resident != null ? resident.device() : exec.device();
+    }
+
+    /** Whether the weights, gradients and optimizer state stay on the device (a {@link DeviceStep}). */
+    public boolean resident() {
+        return resident != null;
+    }
+
+    /** The most device bytes the resident step held at once, or -1 (on the CPU, or not resident). */
+    public long devicePeakBytes() {
+        return resident != null ? resident.peakBytes() : -1;
     }
 
     /** Steps completed (skipped ones count). */
@@ -148,8 +195,9 @@ public final class Trainer implements AutoCloseable {
         return scaler;
     }
 
-    /** The parameters (f32 masters, gradients, low copies under AMP) in graph order. */
+    /** The parameters (f32 masters, gradients, low copies under AMP) in graph order; a resident step's read back first. */
     public List<Parameter> parameters() {
+        pull();
         return List.copyOf(params);
     }
 
@@ -166,6 +214,9 @@ public final class Trainer implements AutoCloseable {
         float s = scaler == null ? 1f : scaler.scale();
         Tensor scale = Tensor.allocate(DType.F32, Shape.of());
         scale.set(0, s);
+        if (resident != null) {
+            return residentStep(t0, b, s, scale);
+        }
         Map<String, Tensor> bind = new HashMap<>(fixed);
         for (Parameter p : params) {
             DType want = exec.boundType(p.name());
@@ -200,8 +251,59 @@ public final class Trainer implements AutoCloseable {
         return new StepResult(step, loss, applied, norm, s, System.nanoTime() - t0);
     }
 
+    /**
+     * The step on the device: forward and backward, then the gradients' sum of squares and
+     * non-finite flags read back; the host decides as {@link DynamicLossScaler#step} and
+     * {@link GradClip#clipGradNorm} do (skip on a non-finite gradient under the scaler, clip when the
+     * norm is above the limit), and AdamW runs on the device.
+     */
+    private StepResult residentStep(long t0, TokenBatch b, float s, Tensor scale) {
+        float inv = (float) (1.0 / (double) s);
+        DeviceStep.Measured m;
+        try (Span run = Tracing.span("forward+backward", "step")) {
+            m = resident.run(Map.of(model.ids(), b.tokens(), model.targets(), b.targets(), model.scale(), scale), inv);
+        }
+        double loss = m.scaledLoss() / s;
+        boolean finite = m.nonFinite().isEmpty();
+        boolean applied = scaler == null || finite;
+        float norm = finite ? (float) Math.sqrt(m.sumSquares()) : Float.NaN;
+        try (Span opt = Tracing.span("optimizer", "step")) {
+            if (applied) {
+                float coef = options.clipNorm() > 0 ? (float) options.clipNorm() / (norm + 1e-6f) : 1f;
+                boolean clip = options.clipNorm() > 0 && !(coef >= 1f); // a NaN coefficient clips to NaN, as on the CPU
+                resident.adamw(optimizer.config(), optimizer.lr(), residentSteps + 1, inv, clip, coef);
+                residentSteps++;
+                hostStale = true;
+            }
+            if (scaler != null) {
+                List<String> bad = m.nonFinite().stream().map(i -> params.get(i).name()).toList();
+                scaler.update(new UnscaleReport(bad, inv));
+            }
+        }
+        step++;
+        return new StepResult(step, loss, applied, norm, s, System.nanoTime() - t0);
+    }
+
+    /** A resident step's masters and moments read back into the host's parameters and optimizer. */
+    private void pull() {
+        if (resident != null && hostStale) {
+            DeviceStepState.read(resident, params, optimizer, residentSteps);
+            hostStale = false;
+        }
+    }
+
+    /** The host's masters and moments (a restored checkpoint's) written to the resident step. */
+    private void push() {
+        if (resident != null) {
+            DeviceStepState.write(resident, params, optimizer);
+            residentSteps = optimizer.steps();
+            hostStale = false;
+        }
+    }
+
     /** SHA-256 of the weights: each parameter's name and its f32 master bytes, in graph order. */
     public String weightsHash() {
+        pull();
         try {
             MessageDigest d = MessageDigest.getInstance("SHA-256");
             for (Parameter p : params) {
@@ -216,6 +318,7 @@ public final class Trainer implements AutoCloseable {
 
     /** Everything a resumed run needs: the f32 master weights and the {@link TrainingState}. */
     public Checkpoint checkpoint() {
+        pull();
         Map<String, StoredTensor> tensors = new LinkedHashMap<>();
         for (Parameter p : params) {
             tensors.put(WEIGHTS + p.name(), StoredTensor.of(p.value()));
@@ -260,6 +363,7 @@ public final class Trainer implements AutoCloseable {
             MemorySegment.copy(c.tensors().get(WEIGHTS + p.name()).data(), 0, p.value().segment(), 0, p.numel() * 4);
             p.refreshLow(0, p.numel());
         }
+        push();
         task = TokenTask.resume(taskConfig, s.data());
         rng = new SplitMix64(s.rngState());
         step = s.step();
@@ -267,6 +371,10 @@ public final class Trainer implements AutoCloseable {
 
     @Override
     public void close() {
-        exec.close();
+        if (resident != null) {
+            resident.close();
+        } else {
+            exec.close();
+        }
     }
 }

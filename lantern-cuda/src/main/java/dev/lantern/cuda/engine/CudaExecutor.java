@@ -149,14 +149,35 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
 
     /** Uploads the graph inputs, by input name. */
     void setInputs(Map<String, Tensor> inputs) {
+        setInputs(inputs, true);
+    }
+
+    /**
+     * Uploads the graph inputs named in {@code inputs}; with {@code all}, every input must be
+     * there. A name that is no input is an error either way.
+     */
+    void setInputs(Map<String, Tensor> inputs, boolean all) {
+        int used = 0;
         for (Node n : program.model().graph().inputs()) {
             String name = n.attrs().getString("name", n.name());
             Tensor t = inputs.get(name);
             if (t == null) {
-                throw new IllegalArgumentException("no value for input '" + name + "'");
+                if (all) {
+                    throw new IllegalArgumentException("no value for input '" + name + "'");
+                }
+                continue;
             }
             upload(buffers.value(n.name()), t, n.type());
+            used++;
         }
+        if (!all && used != inputs.size()) {
+            throw new IllegalArgumentException("inputs " + inputs.keySet() + " name one that the graph does not have");
+        }
+    }
+
+    /** Where {@code value}'s bytes are on the device (a view's: the value it views). */
+    long addressOf(String value) {
+        return buffers.addressOf(program.storageOf(value));
     }
 
     private void upload(Allocation dst, Tensor t, TensorType type) {

@@ -144,6 +144,20 @@ public final class CudaSession implements AutoCloseable {
         executor.setInputs(inputs);
     }
 
+    /** Uploads some of the graph inputs, by input name (the others keep what they hold). */
+    public void setSomeInputs(Map<String, Tensor> inputs) {
+        executor.setInputs(inputs, false);
+    }
+
+    /**
+     * The device address of {@code value} (an input's node name, or any value of the compiled
+     * graph the last forward left readable: its outputs), valid until the session closes (compiled)
+     * or the next forward (eager).
+     */
+    public long addressOf(String value) {
+        return executor.addressOf(value);
+    }
+
     /**
      * Enqueues one forward on the session's stream (kernel by kernel, no graph; no synchronisation).
      * Counted in {@link #forwardStats} as a forward that did not replay a graph.

@@ -75,6 +75,18 @@ class BackwardNvccTest {
         assertEquals("", failures.toString());
     }
 
+    @Test
+    void multiTensorKernelsCompileForSm90() throws Exception {
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
+        StringBuilder failures = new StringBuilder();
+        for (CudaKernelSource src : List.of(dev.lantern.cuda.codegen.MultiTensorKernels.sumSquares(),
+                dev.lantern.cuda.codegen.MultiTensorKernels.adamw())) {
+            StrictKernels.check(src);
+            failures.append(compile(src));
+        }
+        assertEquals("", failures.toString());
+    }
+
     private String compile(CudaKernelSource src) throws Exception {
         Path cu = tmp.resolve(src.entry() + ".cu");
         Files.writeString(cu, src.source());

@@ -1,0 +1,111 @@
+package dev.lantern.train.run;
+
+import dev.lantern.Device;
+import dev.lantern.RunMode;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledModel;
+import dev.lantern.ir.Graph;
+import dev.lantern.tensor.Tensor;
+import dev.lantern.train.AdamWConfig;
+
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+
+/**
+ * The training step kept on a device: the f32 master weights, the gradients and AdamW's moments
+ * live there from the first step to the last, so a step moves only the batch in and a few numbers
+ * out (the loss, and per chunk of gradient a sum of squares and a non-finite flag, from which the
+ * host takes the global norm and the loss scaler's decision). {@link Trainer} drives it; a backend
+ * module provides it ({@link Provider}, found with {@link ServiceLoader}: lantern-cuda's for
+ * {@code cuda}). Where none is found the trainer runs the step through a session and the optimizer
+ * on the host ({@link SessionStepExecutor}).
+ */
+public interface DeviceStep extends AutoCloseable {
+    /**
+     * What {@link #open} compiles and loads.
+     *
+     * @param graph     the step (forward and backward) with every parameter an input of its name
+     * @param options   compile options (AMP, strictness); the provider sets its target
+     * @param device    where it runs
+     * @param mode      {@link RunMode#EAGER} (one kernel per op: the baseline), COMPILED or GRAPH
+     * @param trained   the trained parameters' input names, in the trainer's order
+     * @param gradients each trained parameter's gradient output value, in the same order
+     * @param loss      the scaled loss's output value
+     * @param initial   every parameter's first value by input name (trained: f32 masters; fixed ones as they are)
+     */
+    record Spec(Graph graph, CompileOptions options, Device device, RunMode mode, List<String> trained, List<String> gradients,
+                String loss, Map<String, Tensor> initial) {
+        /** Copies the lists and the map. */
+        public Spec {
+            trained = List.copyOf(trained);
+            gradients = List.copyOf(gradients);
+            initial = Map.copyOf(initial);
+            if (trained.size() != gradients.size()) {
+                throw new IllegalArgumentException(trained.size() + " trained parameters but " + gradients.size() + " gradients");
+            }
+        }
+    }
+
+    /**
+     * What one forward and backward left on the device, measured there.
+     *
+     * @param scaledLoss  the loss as the step computed it (times the loss scale)
+     * @param sumSquares  the sum of squares of every gradient times {@code invScale} (inf or NaN when one is)
+     * @param nonFinite   indexes (in {@link Spec#trained} order) of the parameters whose unscaled gradient holds an inf or NaN
+     */
+    record Measured(double scaledLoss, double sumSquares, List<Integer> nonFinite) {
+        /** Copies the list. */
+        public Measured {
+            nonFinite = List.copyOf(nonFinite);
+        }
+    }
+
+    /** A backend module's device steps, for one device kind. */
+    interface Provider {
+        /** The device kind it serves ({@code "cuda"}). */
+        String kind();
+
+        /** Compiles and loads {@code spec} and uploads its initial values. */
+        DeviceStep open(Spec spec);
+    }
+
+    /** The device the step runs on. */
+    Device device();
+
+    /** The step as compiled for that device. */
+    CompiledModel compiled();
+
+    /** Uploads the batch ({@code inputs} by input name), runs forward and backward, and measures the gradients. */
+    Measured run(Map<String, Tensor> inputs, float invScale);
+
+    /**
+     * AdamW's step {@code t} at learning rate {@code lr} on every trained parameter, from the
+     * gradients of the last {@link #run}, each multiplied by {@code invScale} and then (when
+     * {@code clip}) by {@code coef}: the CPU's {@code AdamW.step} after its scaler and
+     * {@code GradClip}, per element.
+     */
+    void adamw(AdamWConfig config, double lr, long t, float invScale, boolean clip, float coef);
+
+    /** Downloads the masters and both moments, in {@link Spec#trained} order, into the given f32 tensors. */
+    void read(List<Tensor> masters, List<Tensor> expAvg, List<Tensor> expAvgSq);
+
+    /** Uploads masters and moments (a restored checkpoint's), in {@link Spec#trained} order. */
+    void write(List<Tensor> masters, List<Tensor> expAvg, List<Tensor> expAvgSq);
+
+    /** The most device bytes the step's memory held at once (its allocator's figure), or -1 when unknown. */
+    long peakBytes();
+
+    @Override
+    void close();
+
+    /** {@code spec} opened by the provider of its device's kind, or {@code null} when no module provides one. */
+    static DeviceStep open(Spec spec) {
+        for (Provider p : ServiceLoader.load(Provider.class, DeviceStep.class.getClassLoader())) {
+            if (p.kind().equals(spec.device().kind())) {
+                return p.open(spec);
+            }
+        }
+        return null;
+    }
+}
