@@ -316,15 +316,18 @@ public final class Trainer implements AutoCloseable {
         }
     }
 
-    /** Everything a resumed run needs: the f32 master weights and the {@link TrainingState}. */
+    /**
+     * Everything a resumed run needs: the f32 master weights and the {@link TrainingState}, copied,
+     * so that the checkpoint stays the one of this step while training goes on.
+     */
     public Checkpoint checkpoint() {
         pull();
         Map<String, StoredTensor> tensors = new LinkedHashMap<>();
         for (Parameter p : params) {
-            tensors.put(WEIGHTS + p.name(), StoredTensor.of(p.value()));
+            tensors.put(WEIGHTS + p.name(), StoredTensor.of(copy(p.value())));
         }
         NamedState st = TrainingState.capture(step, optimizer, scaler, rng, task).toNamedState();
-        st.tensors().forEach((k, v) -> tensors.put(STATE + k, StoredTensor.of(v)));
+        st.tensors().forEach((k, v) -> tensors.put(STATE + k, StoredTensor.of(copy(v))));
         Map<String, String> meta = new LinkedHashMap<>();
         st.metadata().forEach((k, v) -> meta.put(STATE + k, v));
         meta.put("model.graph_hash", dev.lantern.ir.GraphHash.of(model.graph()));

@@ -87,6 +87,30 @@ class TrainerTest {
     }
 
     @Test
+    void aCheckpointKeptInMemoryStaysTheOneOfItsStep() {
+        TrainOptions o = OPTIONS;
+        Checkpoint mid;
+        String straight;
+        try (Trainer a = new Trainer(LanguageModel.of(SMALL, o.vocab(), o.seed()), o)) {
+            for (int i = 0; i < 3; i++) {
+                a.step();
+            }
+            mid = a.checkpoint();
+            for (int i = 0; i < 3; i++) {
+                a.step(); // used to change mid's tensors too: they were views of the live weights and moments
+            }
+            straight = a.weightsHash();
+        }
+        try (Trainer b = new Trainer(LanguageModel.of(SMALL, o.vocab(), o.seed()), o)) {
+            b.restore(mid);
+            while (b.steps() < 6) {
+                b.step();
+            }
+            assertEquals(straight, b.weightsHash(), "restored from an in-memory checkpoint taken before three more steps");
+        }
+    }
+
+    @Test
     void aCheckpointOfAnotherModelIsRefused() {
         Checkpoint c;
         try (Trainer a = new Trainer(LanguageModel.of(SMALL, 64, 0), OPTIONS)) {
