@@ -101,7 +101,7 @@ public final class ProfileMain {
         try {
             Path parent = out.toAbsolutePath().getParent();
             Files.createDirectories(parent);
-            Path tmp = Files.createTempFile(parent, ".profile", ".tmp");
+            Path tmp = out.resolveSibling(out.getFileName() + ".tmp"); // beside it, so the move is atomic
             Files.writeString(tmp, text, StandardCharsets.UTF_8);
             Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
