@@ -78,7 +78,7 @@ public final class ProfileProbe {
             }
             s.synchronize();
             phase(cfg, warmup + " warm-up forwards", t0);
-            ProfilerRange range = ProfilerRange.find();
+            ProfilerRange range = ProfilerRange.find(device);
             device.makeCurrent(); // cuProfilerStart acts on the calling thread's context
             range.start();
             long f0 = System.nanoTime();
@@ -125,12 +125,20 @@ public final class ProfileProbe {
             this.result = result;
         }
 
-        static ProfilerRange find() {
-            SymbolLookup lib = SymbolLookup.libraryLookup("libcuda.so.1", Arena.global());
+        static ProfilerRange find(CudaDevice device) {
+            // the driver file Lantern loaded (LibraryLocator may have found it outside the loader's path)
+            String at = device.libraries().driver().probe().foundAt();
+            String file = at != null && at.startsWith("/") ? at : "libcuda.so.1";
+            SymbolLookup lib;
+            try {
+                lib = SymbolLookup.libraryLookup(file, Arena.global());
+            } catch (IllegalArgumentException e) {
+                return new ProfilerRange(null, null, "absent (" + file + " did not load: " + e.getMessage() + ")");
+            }
             Optional<MemorySegment> a = lib.find("cuProfilerStart");
             Optional<MemorySegment> b = lib.find("cuProfilerStop");
             if (a.isEmpty() || b.isEmpty()) {
-                return new ProfilerRange(null, null, "absent (cuProfilerStart not in libcuda.so.1)");
+                return new ProfilerRange(null, null, "absent (no cuProfilerStart in " + file + ")");
             }
             FunctionDescriptor d = FunctionDescriptor.of(JAVA_INT);
             Linker linker = Linker.nativeLinker();
