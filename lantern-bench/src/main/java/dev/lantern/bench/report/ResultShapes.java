@@ -99,6 +99,11 @@ final class ResultShapes {
             add(figs, c, "exporter off", "step ms", "ms", Json.num(r, "off_ms"), false);
             add(figs, c, "exporter on, scraped", "step ms", "ms", Json.num(r, "on_ms"), false);
         }
+        if (kind == null && root.get("profile") instanceof JsonValue.JsonString && root.get("totals") instanceof JsonValue.JsonObject) {
+            // scripts/gpu-profile: nsys and ncu on one block's forwards, normalized (ProfileReport)
+            kind = "profile";
+            profile(root, figs, kernels);
+        }
         if (kind == null && Json.arrayOf(root.get("timeline"), "t_s")) {
             kind = "soak";
             timeline(root.get("timeline"), timeline);
@@ -135,6 +140,31 @@ final class ResultShapes {
                         kernels.add(new KernelRow(c, impl, op, Json.num(m, "ms"), Double.NaN, Double.NaN));
                     }
                 }
+            }
+        }
+    }
+
+    /**
+     * A gpu-profile file: the kernel time per forward and the memcpy/compute overlap as figures,
+     * and a kernel row per kernel with its time per forward and ncu's achieved occupancy and
+     * DRAM GB/s (NaN where ncu did not run).
+     */
+    private static void profile(Map<String, JsonValue> root, List<Figure> figs, List<KernelRow> kernels) {
+        String c = "profile " + orElse(Json.str(root, "block"), "?");
+        Map<String, JsonValue> t = Json.obj(root.get("totals"));
+        double us = Json.num(t, "kernel_us_per_forward");
+        add(figs, c, "lantern (nsys)", "kernel ms per forward", "ms", us / 1000, false);
+        add(figs, c, "lantern (nsys)", "memcpy/compute overlap", "%", Json.num(t, "memcpy_compute_overlap_pct"), true);
+        // without nsys (not installed, timed out): ncu's durations, summed per forward it profiled
+        add(figs, c, "lantern (ncu)", "kernel ms per forward", "ms", Double.isFinite(us) ? Double.NaN : Json.num(t, "ncu_us_per_forward") / 1000, false);
+        double forwards = Json.num(root, "forwards");
+        for (JsonValue v : Json.arr(root.get("kernels"))) {
+            Map<String, JsonValue> k = Json.obj(v);
+            Map<String, JsonValue> n = Json.obj(k.get("ncu"));
+            double ms = forwards > 0 ? Json.num(k, "total_us") / forwards / 1000 : Json.num(n, "duration_us") / 1000;
+            if (Json.str(k, "name") != null) {
+                kernels.add(new KernelRow(c, "lantern (nsys, ncu)", Json.str(k, "name"), ms, Json.num(n, "achieved_occupancy_pct"),
+                        Json.num(n, "dram_gbps")));
             }
         }
     }
