@@ -46,7 +46,9 @@ class PackageGpuTest {
         Assumptions.assumeFalse(c.out().contains("cubins: none"), "no nvcc on this machine: the package holds no cubins");
 
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-cp",
+                // scripts/gpu-test runs the tests through the console launcher, whose java.class.path is its jar alone
+                System.getProperty("lantern.test.classpath", System.getProperty("java.class.path")),
                 "dev.lantern.cli.Main", "run", lpk.toString(), "--device", "cuda", "--seed", "17", "--runs", "3",
                 "--out", dir.resolve("packaged").toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
