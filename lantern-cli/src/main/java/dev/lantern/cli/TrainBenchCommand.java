@@ -23,7 +23,7 @@ import java.util.Set;
 /**
  * {@code lantern bench train --config NAME | --shape B,S,H,N,M[,encoder] [--device cuda|cuda:N|cpu]
  * [--mode graph|compiled|eager] [--amp none|bf16|f16] [--steps N] [--warmups W] [--vocab V] [--seed N]
- * [--deterministic] [--json]}:
+ * [--deterministic] [--trace FILE.json] [--json]}:
  * the training step of {@code lantern train} (one block as a language model on the generated task)
  * timed: W warm-up steps, then N timed ones; step time (median and best), tokens/s from the median,
  * and on a GPU the device memory the run holds at its peak (cuMemGetInfo after every step, less the
@@ -39,7 +39,7 @@ final class TrainBenchCommand {
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("bench train", argv, Set.of("json", "deterministic"),
-                Set.of("config", "shape", "device", "mode", "amp", "steps", "warmups", "vocab", "seed"));
+                Set.of("config", "shape", "device", "mode", "amp", "steps", "warmups", "vocab", "seed", "trace"));
         if (!a.positional().isEmpty()) {
             throw new UsageException("bench train: unexpected argument '" + a.positional().getFirst() + "'");
         }
@@ -57,6 +57,7 @@ final class TrainBenchCommand {
         int warmups = a.getInt("bench train", "warmups", 2, 0, 1_000_000);
         TrainOptions o = TrainOptions.defaults().withAmp(amp).withVocab(a.getInt("bench train", "vocab", 64, 3, 1 << 24))
                 .withSeed(a.getLong("bench train", "seed", 0)).withDeterministic(a.flag("deterministic"));
+        java.nio.file.Path traceFile = TraceOption.parse("bench train", a.get("trace", null));
         LanguageModel lm = LanguageModel.of(cfg, o.vocab(), o.seed());
         CudaDevice gpu = device.kind().equals("cuda") ? CudaDevice.open(device.index()) : null;
         Map<String, Object> json = new LinkedHashMap<>();
@@ -66,7 +67,8 @@ final class TrainBenchCommand {
             double[] ms = new double[steps];
             double first = Double.NaN;
             double last = Double.NaN;
-            try (Trainer t = new Trainer(lm, o, device, mode);
+            try (TraceOption.Traced trace = TraceOption.start("bench train", traceFile, err);
+                 Trainer t = new Trainer(lm, o, device, mode);
                  ProgressBar bar = ProgressBar.forTerminal("bench train " + cfg.name(), warmups + steps, "steps")) {
                 for (int i = 0; i < warmups + steps; i++) {
                     StepResult r = t.step();
