@@ -15,9 +15,17 @@ import java.util.List;
  *   <li>{@code lt_mt_sumsq}: per chunk, the sum of squares (in double) of the gradient times the
  *       loss scaler's inverse scale, and whether any of those is inf or NaN. The host adds the
  *       chunks' sums in chunk order, so the global norm is the same on every run (no atomics).
- *   <li>{@code lt_mt_adamw}: AdamW per element, line by line as {@link AdamWKernel} (and the CPU's
- *       {@code dev.lantern.train.AdamW}), on the gradient unscaled ({@code g * inv}) and clipped
- *       ({@code * coef}) as the CPU's scaler and {@code GradClip} leave it.
+ *   <li>{@code lt_mt_adamw}: AdamW per element, line by line as the CPU's {@code dev.lantern.train.AdamW}
+ *       with intrinsics that are never contracted or approximated ({@code __fmul_rn}, {@code __fdiv_rn},
+ *       {@code __fsqrt_rn}, {@code fmaf} where the CPU fuses), so both compute the same bits, on the
+ *       gradient unscaled ({@code g * inv}) and clipped ({@code * coef}) as the CPU's scaler and
+ *       {@code GradClip} leave it:
+ *       <pre>
+ * p = p * decay                                  (when decay is on)
+ * m = fma(w1, g - m, small ? m : g)              (w1 = f32(1 - beta1), or w1 - 1 when it is not small: lerp)
+ * v = fma(w2 * g, g, v * b2)
+ * p = p + (negStepSize * m) / (sqrt(v) / bc2Sqrt + eps)
+ *       </pre>
  * </ul>
  */
 public final class MultiTensorKernels {

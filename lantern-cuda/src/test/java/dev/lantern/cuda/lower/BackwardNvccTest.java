@@ -64,18 +64,6 @@ class BackwardNvccTest {
     }
 
     @Test
-    void fusedAdamWCompilesForSm90() throws Exception {
-        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
-        StringBuilder failures = new StringBuilder();
-        for (dev.lantern.ir.DType low : new dev.lantern.ir.DType[] {null, dev.lantern.ir.DType.BF16, dev.lantern.ir.DType.F16}) {
-            CudaKernelSource src = dev.lantern.cuda.codegen.AdamWKernel.render(low, CudaTarget.H200);
-            StrictKernels.check(src);
-            failures.append(compile(src));
-        }
-        assertEquals("", failures.toString());
-    }
-
-    @Test
     void multiTensorKernelsCompileForSm90() throws Exception {
         Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
         StringBuilder failures = new StringBuilder();
