@@ -47,7 +47,7 @@ public final class Main {
                        kernel tables, soak memory, regression alerts)   DIR [--out report.html]
               train    train a one-block language model on the generated next-token task (--device cpu|cuda)
                        --config NAME|--shape B,S,H,N,M [--steps N] [--batch B] [--seq S] [--lr X]
-                       [--amp bf16|f16] [--seed N] [--threads N] [--deterministic]
+                       [--accumulate K] [--amp bf16|f16] [--seed N] [--threads N] [--deterministic]
                        [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] [--json]
               determinism  run one forward in N separate JVMs and compare graph hash, kernel keys,
                        autotune choices and outputs   --runs N --config NAME|--shape ...|--model FILE

@@ -28,7 +28,7 @@ import java.util.Set;
  */
 final class TrainCommand {
     static final String USAGE = "train --config NAME|--shape B,S,H,N,M[,encoder]|--model MODEL.onnx [--steps N] [--batch B] [--seq S] [--lr X] [--vocab V]"
-            + " [--amp none|bf16|f16] [--device cpu|cuda|cuda:N] [--seed N] [--threads N] [--deterministic]"
+            + " [--accumulate K] [--amp none|bf16|f16] [--device cpu|cuda|cuda:N] [--seed N] [--threads N] [--deterministic]"
             + " [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] " + MetricsOption.USAGE + " " + TraceOption.USAGE + " [--json]";
 
     private TrainCommand() {}
@@ -36,7 +36,7 @@ final class TrainCommand {
     static int run(java.util.List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("train", argv, Set.of("json", "resume", "deterministic"),
                 Set.of("config", "shape", "model", "steps", "batch", "seq", "lr", "vocab", "amp", "device", "seed", "threads",
-                        "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip",
+                        "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip", "accumulate",
                         "metrics-port", "metrics-host", "trace"));
         a.noPositional("train");
         String modelArg = a.get("model", null);
@@ -58,7 +58,7 @@ final class TrainCommand {
         BlockConfig cfg = block == null ? null
                 : new BlockConfig(block.name(), batch, seq, block.hidden(), block.heads(), block.mlp(), block.decoder());
         String deviceArg = a.get("device", "cpu");
-        // auto stays on the CPU: the GPU step is opt-in (its optimizer still runs on the host, see docs/training.md)
+        // auto stays on the CPU: the GPU step is opt-in (docs/training.md, "Training on CUDA")
         Device device = deviceArg.equals("auto") ? Device.cpu()
                 : UsageException.option("train", () -> Device.parse(deviceArg));
         if (!device.kind().equals("cpu") && !dev.lantern.Lantern.devices().contains(device)) {
@@ -68,7 +68,8 @@ final class TrainCommand {
         CompileOptions.Amp amp = UsageException.option("train", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
         double lr = number(a, "lr", TrainOptions.defaults().lr());
         TrainOptions o = new TrainOptions(a.getInt("train", "vocab", 64, 3, 1 << 24), lr, number(a, "weight-decay", 0.01),
-                number(a, "clip", 1.0), amp, a.getLong("train", "seed", 0), ThreadsOption.apply("train", a), a.flag("deterministic"));
+                number(a, "clip", 1.0), amp, a.getLong("train", "seed", 0), ThreadsOption.apply("train", a), a.flag("deterministic"),
+                a.getInt("train", "accumulate", 1, 1, 1 << 16));
         Path ckptDir = a.get("checkpoint-dir", null) == null ? null : Path.of(a.get("checkpoint-dir", null));
         int every = a.getInt("train", "checkpoint-every", 50, 1, Integer.MAX_VALUE);
         int keep = a.getInt("train", "keep", 3, 1, 1 << 20);
@@ -137,6 +138,8 @@ final class TrainCommand {
             json.put("steps", t.steps());
             json.put("resumed_from", resumedFrom);
             json.put("amp", amp.name().toLowerCase(Locale.ROOT));
+            json.put("accumulate", o.accumulate());
+            json.put("tokens_per_step", t.tokensPerStep());
             json.put("first_loss", first);
             json.put("last_loss", last);
             json.put("last10_mean_loss", recent.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN));

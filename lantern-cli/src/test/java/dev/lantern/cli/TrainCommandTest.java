@@ -66,6 +66,17 @@ class TrainCommandTest {
 
     /** An exported language model (the two-layer GPT-2 fixture of lantern-onnx): its initializers train, the loss falls. */
     @Test
+    void accumulateCountsItsMicroBatches() throws Exception {
+        MainTest.Run r = train("--steps", "2", "--accumulate", "3", "--json");
+        assertEquals(0, r.code(), r.err());
+        Map<String, JsonValue> j = json(r.out());
+        assertEquals("3", text(j.get("accumulate")));
+        MainTest.Run one = train("--steps", "2", "--json");
+        long perBatch = Long.parseLong(text(json(one.out()).get("tokens_per_step")));
+        assertEquals(3 * perBatch, Long.parseLong(text(j.get("tokens_per_step"))), "3 micro-batches a step");
+    }
+
+    @Test
     void anOnnxModelTrains() throws Exception {
         Path gpt2 = Path.of("../lantern-onnx/src/test/resources/models/gpt2/model.onnx");
         MainTest.Run r = MainTest.run("train", "--model", gpt2.toString(), "--steps", "30", "--batch", "4", "--seq", "32", "--lr", "3e-3", "--json");
@@ -87,7 +98,7 @@ class TrainCommandTest {
         for (String[] bad : new String[][] {{"train"}, {"train", "--config", "nope"}, {"train", "--config", "cpu-small", "--steps", "0"},
                 {"train", "--config", "cpu-small", "--lr", "fast"}, {"train", "--config", "cpu-small", "--resume"},
                 {"train", "--config", "cpu-small", "--amp", "f8"}, {"train", "--config", "cpu-small", "extra"},
-                {"train", "--config", "cpu-small", "--device", "tpu"}}) {
+                {"train", "--config", "cpu-small", "--device", "tpu"}, {"train", "--config", "cpu-small", "--accumulate", "0"}}) {
             MainTest.Run r = MainTest.run(bad);
             assertEquals(2, r.code(), String.join(" ", bad) + ": " + r.err());
             assertEquals(1, r.err().strip().lines().count(), "one line: " + r.err());

@@ -126,11 +126,11 @@ public final class Trainer implements AutoCloseable {
     /**
      * The step kept on {@code device}, or null where no module provides one or the system property
      * {@value #HOST_OPTIMIZER} is true (the step through a session, AdamW on the host: the reference
-     * the device optimizer is tested against).
+     * the device optimizer is tested against), or the options accumulate micro-batches.
      */
     private DeviceStep openResident(CompileOptions co, Device device, RunMode mode) {
-        if (Boolean.getBoolean(HOST_OPTIMIZER)) {
-            return null;
+        if (Boolean.getBoolean(HOST_OPTIMIZER) || options.accumulate() > 1) {
+            return null; // accumulation runs the session route until the device step sums micro-batches itself
         }
         Map<String, Tensor> initial = new HashMap<>(fixed);
         List<String> trained = new ArrayList<>();
@@ -185,9 +185,9 @@ public final class Trainer implements AutoCloseable {
         return step;
     }
 
-    /** Tokens per step (batch × seq). */
+    /** Tokens per step (batch × seq × micro-batches). */
     public long tokensPerStep() {
-        return task.tokensPerBatch();
+        return task.tokensPerBatch() * options.accumulate();
     }
 
     /** The loss scaler, or {@code null} without AMP. */
@@ -212,8 +212,11 @@ public final class Trainer implements AutoCloseable {
         long t0 = System.nanoTime();
         TokenBatch b = task.next();
         float s = scaler == null ? 1f : scaler.scale();
+        int k = options.accumulate();
+        // each micro-batch's loss times s / k: the summed gradients, unscaled by 1 / s, are their mean
+        float micro = k == 1 ? s : s / k;
         Tensor scale = Tensor.allocate(DType.F32, Shape.of());
-        scale.set(0, s);
+        scale.set(0, micro);
         if (resident != null) {
             return residentStep(t0, b, s, scale);
         }
@@ -222,18 +225,20 @@ public final class Trainer implements AutoCloseable {
             DType want = exec.boundType(p.name());
             bind.put(p.name(), p.low() != null && p.low().dtype() == want ? p.low() : p.value());
         }
-        Map<String, Tensor> out;
-        try (Span run = Tracing.span("forward+backward", "step")) {
-            out = exec.run(bind, Map.of(model.ids(), b.tokens(), model.targets(), b.targets(), model.scale(), scale));
-        }
-        double loss = out.get(backward.loss()).get(0) / s;
-        try (Span grads = Tracing.span("gradients to masters", "host")) {
-            for (Parameter p : params) {
-                Tensor g = out.get(gradientOutput.get(p.name()));
-                Tensor g32 = g.dtype() == DType.F32 ? g : g.cast(DType.F32);
-                MemorySegment.copy(g32.segment(), 0, p.grad().segment(), 0, p.numel() * 4);
+        double loss = 0;
+        for (int m = 0; m < k; m++) {
+            TokenBatch mb = m == 0 ? b : task.next();
+            Map<String, Tensor> out;
+            try (Span run = Tracing.span("forward+backward", "step")) {
+                out = exec.run(bind, Map.of(model.ids(), mb.tokens(), model.targets(), mb.targets(), model.scale(), scale));
+            }
+            loss += out.get(backward.loss()).get(0) / micro;
+            try (Span grads = Tracing.span("gradients to masters", "host")) {
+                List<Tensor> g = params.stream().map(p -> out.get(gradientOutput.get(p.name()))).toList();
+                HostGradients.collect(optimizer.plan(), g, m > 0);
             }
         }
+        loss /= k;
         boolean applied;
         double norm;
         try (Span opt = Tracing.span("optimizer", "step")) {

@@ -4,6 +4,7 @@ import dev.lantern.checkpoint.Checkpoint;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.train.TrainStateException;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 import java.util.EnumMap;
@@ -107,6 +108,68 @@ class TrainerTest {
                 b.step();
             }
             assertEquals(straight, b.weightsHash(), "restored from an in-memory checkpoint taken before three more steps");
+        }
+    }
+
+    @Test
+    void accumulatingTwoMicroBatchesGivesTheirMeanGradientAndLoss() {
+        // no clipping (the gradients stay as the step made them) and an lr so small that the weights do not
+        // move in f32: the second K = 1 step's gradient is taken at the first step's weights
+        TrainOptions o = OPTIONS.withClipNorm(0).withLr(1e-30);
+        LanguageModel lm = LanguageModel.of(SMALL, o.vocab(), o.seed());
+        double[] loss = new double[2];
+        List<float[]> sum = new java.util.ArrayList<>();
+        try (Trainer one = new Trainer(lm, o)) {
+            for (int s = 0; s < 2; s++) {
+                loss[s] = one.step().loss();
+                List<dev.lantern.train.Parameter> ps = one.parameters();
+                for (int i = 0; i < ps.size(); i++) {
+                    float[] g = ps.get(i).grad().toFloats();
+                    if (s == 0) {
+                        sum.add(g);
+                    } else {
+                        for (int e = 0; e < g.length; e++) {
+                            sum.get(i)[e] += g[e];
+                        }
+                    }
+                }
+            }
+        }
+        try (Trainer two = new Trainer(lm, o.withAccumulate(2))) {
+            assertEquals(2L * SMALL.batch() * SMALL.seq(), two.tokensPerStep());
+            StepResult r = two.step();
+            assertEquals((loss[0] + loss[1]) / 2, r.loss(), 1e-6 * r.loss(), "the micro-batches' mean loss");
+            assertNotEquals(loss[0], loss[1], "two different micro-batches");
+            List<dev.lantern.train.Parameter> ps = two.parameters();
+            for (int i = 0; i < ps.size(); i++) {
+                float[] got = ps.get(i).grad().toFloats();
+                double worst = 0;
+                double scale = 0;
+                for (int e = 0; e < got.length; e++) {
+                    worst = Math.max(worst, Math.abs(got[e] - sum.get(i)[e] / 2));
+                    scale = Math.max(scale, Math.abs(sum.get(i)[e] / 2));
+                }
+                assertTrue(scale > 0 && worst <= 1e-5 * scale, ps.get(i).name() + ": accumulated gradient off by " + worst + " (max " + scale + ")");
+            }
+        }
+    }
+
+    @Test
+    void aRunWithAccumulationResumesBitIdentical() {
+        TrainOptions o = OPTIONS.withAccumulate(2).withAmp(CompileOptions.Amp.F16);
+        String whole = train(o, 5).hash();
+        Checkpoint mid;
+        try (Trainer a = new Trainer(LanguageModel.of(SMALL, o.vocab(), o.seed()), o)) {
+            a.step();
+            a.step();
+            mid = a.checkpoint();
+        }
+        try (Trainer b = new Trainer(LanguageModel.of(SMALL, o.vocab(), o.seed()), o)) {
+            b.restore(mid);
+            while (b.steps() < 5) {
+                b.step();
+            }
+            assertEquals(whole, b.weightsHash(), "accumulate 2, f16: resumed at step 2, ended as the uninterrupted run");
         }
     }
 
