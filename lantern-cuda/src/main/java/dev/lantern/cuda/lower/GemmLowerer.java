@@ -48,11 +48,17 @@ final class GemmLowerer implements KernelLowerer {
         if (b.shape().rank() == 2 && !ta) {
             m = Math.toIntExact(batch * mm); // fold the batch into M: one GEMM over all rows
             gemmBatch = 1;
-        } else if (a.shape().numel() == batch * mm * kk && b.shape().numel() == batch * (long) kk * nn) {
+        } else {
+            // a batched GEMM; an operand broadcast over the batch (grouped-query attention's K and V, and
+            // their gradients) is first written out at the full batch, so that cuBLASLt reads dense strides
+            if (a.shape().numel() != batch * mm * kk) {
+                a = broadcastBatch(a, os);
+            }
+            if (b.shape().numel() != batch * (long) kk * nn) {
+                b = broadcastBatch(b, os);
+            }
             m = mm;
             gemmBatch = Math.toIntExact(batch);
-        } else {
-            throw new CodegenException("GEMM with a broadcast operand (" + a.shape() + " x " + b.shape() + ") is not supported");
         }
         a = cx.contiguous(a);
         b = cx.contiguous(b);
@@ -228,5 +234,32 @@ final class GemmLowerer implements KernelLowerer {
         ptrs.add(ptr(dst));
         ptrs.add(new Step.I64(dst.shape().numel()));
         cx.launch(new ElementwiseSpec("lt_addact", dims(dst.shape()), ops, chain, dst.dtype()), ptrs);
+    }
+
+    /**
+     * {@code v} (a GEMM operand: batch dims, then its matrix) read at the output's batch dims, each of
+     * its own dims of size 1 (or missing, on the left) repeated: a view with stride 0 there, which the
+     * caller's {@code contiguous} writes out. Dims that neither match nor are 1 are refused.
+     */
+    private static View broadcastBatch(View v, Shape out) {
+        int r = out.rank();
+        int vr = v.shape().rank();
+        if (vr < 2) {
+            throw new CodegenException("GEMM operand " + v.shape() + " has no matrix to broadcast over " + out);
+        }
+        int[] dims = new int[r];
+        for (int i = 0; i < r - 2; i++) {
+            int j = i - (r - vr);
+            int have = j < 0 ? 1 : v.shape().dim(j);
+            if (have != 1 && have != out.dim(i)) {
+                throw new CodegenException("GEMM operand " + v.shape() + " does not broadcast over the batch of " + out);
+            }
+            dims[i] = out.dim(i);
+        }
+        dims[r - 2] = v.shape().dim(-2);
+        dims[r - 1] = v.shape().dim(-1);
+        Shape full = Shape.of(dims);
+        long[] strides = LoweringContext.broadcastStrides(v, full).stream().mapToLong(Long::longValue).toArray();
+        return new View(v.buf(), v.dtype(), full, strides, v.offset());
     }
 }

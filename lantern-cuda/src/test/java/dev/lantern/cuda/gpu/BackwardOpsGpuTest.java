@@ -32,7 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Every op autodiff emits, and the GEMM transposes a backward graph uses, on the GPU against the
  * float64 reference: seeded random odd and prime shapes (rows 1–299, widths 1–1499, primes, widths under a warp), f32, bf16
- * and f16 (108 cases), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
+ * and f16 (114 cases), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
  * also runs in strict mode (CompileOptions.deterministic) twice, bit-identical. Tolerances
  * (||gpu - ref|| / ||ref||): 2e-5 in f32 (row reductions of up to 1500 f32 terms), 1e-2 in bf16
  * and f16 (one rounding of every output to 8 or 11 bits).
@@ -46,7 +46,7 @@ class BackwardOpsGpuTest {
         SplittableRandom r = new SplittableRandom(SEED);
         String[] ops = {"gelu_grad_none", "gelu_grad_tanh", "silu_grad", "relu_grad", "softmax_grad", "rms_norm_grad",
                 "layer_norm_grad", "reduce_rows", "reduce_cols", "reduce_all", "reduce_mid_keep", "cross_entropy",
-                "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb", "matmul_batched_ta"};
+                "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb", "matmul_batched_ta", "matmul_broadcast_tb"};
         for (String op : ops) {
             for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
                 // every shape kind in f32, two in bf16, one in f16: each shape is its own NVRTC compile
@@ -99,6 +99,10 @@ class BackwardOpsGpuTest {
             case "matmul_batched_ta" -> "  %x = input {name=\"x\"} : " + t + "[3," + rows + ",29]\n"
                     + "  %b = input {name=\"b\"} : " + t + "[3," + rows + ",31]\n"
                     + "  %y = matmul(%x, %b) {transpose_a=true} : " + t + "[3,29,31]\n";
+            // grouped-query attention's scores: 2 K heads shared by groups of 3 query heads (a broadcast batch dim)
+            case "matmul_broadcast_tb" -> "  %x = input {name=\"x\"} : " + t + "[2,3," + rows + ",19]\n"
+                    + "  %b = input {name=\"b\"} : " + t + "[2,1," + cols + ",19]\n"
+                    + "  %y = matmul(%x, %b) {transpose_b=true} : " + t + "[2,3," + rows + "," + cols + "]\n";
             default -> throw new IllegalArgumentException(op);
         };
     }
