@@ -21,7 +21,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code lantern bench train --config NAME | --shape B,S,H,N,M[,encoder] [--device cuda|cuda:N|cpu]
+ * {@code lantern bench train --config NAME | --shape B,S,H,N,M[,encoder] | --model MODEL.onnx [--batch B --seq S]
+ * [--device cuda|cuda:N|cpu]
  * [--mode graph|compiled|eager] [--amp none|bf16|f16] [--steps N] [--warmups W] [--vocab V] [--seed N]
  * [--deterministic] [--trace FILE.json] [--json]}:
  * the training step of {@code lantern train} (one block as a language model on the generated task)
@@ -39,13 +40,20 @@ final class TrainBenchCommand {
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("bench train", argv, Set.of("json", "deterministic"),
-                Set.of("config", "shape", "device", "mode", "amp", "steps", "warmups", "vocab", "seed", "trace"));
+                Set.of("config", "shape", "model", "batch", "seq", "device", "mode", "amp", "steps", "warmups", "vocab", "seed", "trace"));
         if (!a.positional().isEmpty()) {
             throw new UsageException("bench train: unexpected argument '" + a.positional().getFirst() + "'");
         }
         BlockConfig cfg = BlockOption.of("bench train", a.get("config", null), a.get("shape", null));
-        if (cfg == null) {
-            throw new UsageException("bench train: name the block with --config NAME or --shape B,S,H,N,M");
+        String modelArg = a.get("model", null);
+        if ((cfg == null) == (modelArg == null)) {
+            throw new UsageException("bench train: name the model with one of --config NAME, --shape B,S,H,N,M or --model MODEL.onnx");
+        }
+        if (modelArg != null && (!ModelFormat.isOnnx(modelArg) || !java.nio.file.Files.isRegularFile(java.nio.file.Path.of(modelArg)))) {
+            throw new UsageException("bench train: --model takes an ONNX file (token ids in, logits out), found '" + modelArg + "'");
+        }
+        if (cfg != null && (a.get("batch", null) != null || a.get("seq", null) != null)) {
+            throw new UsageException("bench train: --batch and --seq bind an ONNX model's dimensions; a block's are in its shape");
         }
         Device device = UsageException.option("bench train", () -> Device.parse(a.get("device", "cuda")));
         if (!device.kind().equals("cpu") && !Lantern.devices().contains(device)) {
@@ -58,7 +66,17 @@ final class TrainBenchCommand {
         TrainOptions o = TrainOptions.defaults().withAmp(amp).withVocab(a.getInt("bench train", "vocab", 64, 3, 1 << 24))
                 .withSeed(a.getLong("bench train", "seed", 0)).withDeterministic(a.flag("deterministic"));
         java.nio.file.Path traceFile = TraceOption.parse("bench train", a.get("trace", null));
-        LanguageModel lm = LanguageModel.of(cfg, o.vocab(), o.seed());
+        LanguageModel lm;
+        String name;
+        if (cfg != null) {
+            lm = LanguageModel.of(cfg, o.vocab(), o.seed());
+            name = cfg.name();
+        } else {
+            lm = TrainCommand.onnxModel("bench train", java.nio.file.Path.of(modelArg), a.getInt("bench train", "batch", 2, 1, 1 << 16),
+                    a.getInt("bench train", "seq", 64, 2, 1 << 20));
+            o = o.withVocab(lm.vocab());
+            name = java.nio.file.Path.of(modelArg).getFileName().toString();
+        }
         CudaDevice gpu = device.kind().equals("cuda") ? CudaDevice.open(device.index()) : null;
         Map<String, Object> json = new LinkedHashMap<>();
         try {
@@ -69,7 +87,7 @@ final class TrainBenchCommand {
             double last = Double.NaN;
             try (TraceOption.Traced trace = TraceOption.start("bench train", traceFile, err);
                  Trainer t = new Trainer(lm, o, device, mode);
-                 ProgressBar bar = ProgressBar.forTerminal("bench train " + cfg.name(), warmups + steps, "steps")) {
+                 ProgressBar bar = ProgressBar.forTerminal("bench train " + name, warmups + steps, "steps")) {
                 for (int i = 0; i < warmups + steps; i++) {
                     StepResult r = t.step();
                     if (gpu != null) {
@@ -86,7 +104,7 @@ final class TrainBenchCommand {
                 Arrays.sort(sorted);
                 double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
                 json.put("bench", "train");
-                json.put("config", cfg.name());
+                json.put("config", name);
                 json.put("device", device.toString());
                 json.put("mode", mode.name().toLowerCase(Locale.ROOT));
                 json.put("amp", amp.name().toLowerCase(Locale.ROOT));
@@ -114,7 +132,7 @@ final class TrainBenchCommand {
             out.println(Json.write(json));
         } else {
             out.printf(Locale.ROOT, "bench train %s on %s (%s, %s): %.3f ms/step (median of %d, best %.3f), %.0f tokens/s%s%n",
-                    cfg.name(), device, json.get("mode"), json.get("amp"), (double) json.get("step_ms"), steps, (double) json.get("step_ms_min"),
+                    name, device, json.get("mode"), json.get("amp"), (double) json.get("step_ms"), steps, (double) json.get("step_ms_min"),
                     (double) json.get("tokens_per_s"),
                     gpu == null ? "" : String.format(Locale.ROOT, ", peak device memory %,d bytes", (long) json.get("peak_device_bytes")));
         }

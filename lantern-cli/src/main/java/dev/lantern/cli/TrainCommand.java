@@ -85,7 +85,7 @@ final class TrainCommand {
             lm = LanguageModel.of(cfg, o.vocab(), o.seed());
             name = cfg.name();
         } else {
-            lm = onnxModel(Path.of(modelArg), batch, seq);
+            lm = onnxModel("train", Path.of(modelArg), batch, seq);
             o = o.withVocab(lm.vocab());
             name = Path.of(modelArg).getFileName().toString();
         }
@@ -164,11 +164,12 @@ final class TrainCommand {
     }
 
     /** An ONNX language model with its one integer input bound to (batch, seq), its initializers as the starting weights. */
-    private static LanguageModel onnxModel(Path file, int batch, int seq) {
+    /** An ONNX language model (one input of token ids, logits out) with the loss appended, for {@code command}. */
+    static LanguageModel onnxModel(String command, Path file, int batch, int seq) {
         var probe = dev.lantern.onnx.OnnxModel.open(file, CompileOptions.defaults());
         var ints = probe.inputs().stream().filter(i -> !i.dtype().isFloating()).toList();
         if (probe.inputs().size() != 1 || ints.size() != 1) {
-            throw new LanternException("train: " + file + " takes " + probe.inputs().stream().map(i -> i.name()).toList()
+            throw new LanternException(command + ": " + file + " takes " + probe.inputs().stream().map(i -> i.name()).toList()
                     + "; training feeds one input of token ids (a language model's input_ids) and nothing else");
         }
         String ids = ints.getFirst().name();

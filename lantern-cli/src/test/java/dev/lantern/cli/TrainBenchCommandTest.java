@@ -27,10 +27,27 @@ class TrainBenchCommandTest {
         assertTrue(j.get("peak_device_bytes") instanceof JsonValue.JsonNull, "no device memory on the CPU: " + j.get("peak_device_bytes"));
     }
 
+    static final String GPT2 = "../lantern-onnx/src/test/resources/models/gpt2/model.onnx";
+
+    @Test
+    void timesAnOnnxLanguageModel() {
+        MainTest.Run r = MainTest.run("bench", "train", "--model", GPT2, "--batch", "2", "--seq", "16", "--device", "cpu", "--steps", "2",
+                "--warmups", "0", "--json");
+        assertEquals(0, r.code(), r.err());
+        Map<String, JsonValue> j = TrainCommandTest.json(r.out());
+        assertEquals("model.onnx", TrainCommandTest.text(j.get("config")));
+        assertEquals("32", ((JsonValue.JsonNumber) j.get("tokens_per_step")).literal()); // batch 2 x seq 16
+        assertTrue(Long.parseLong(((JsonValue.JsonNumber) j.get("parameters")).literal()) > 0);
+        double first = Double.parseDouble(((JsonValue.JsonNumber) j.get("first_loss")).literal());
+        assertEquals(Math.log(256), first, 0.5, "the fixture's vocabulary of 256: the loss starts near ln 256");
+    }
+
     @Test
     void badCommandLines() {
         for (String[] bad : new String[][] {{"bench", "train"}, {"bench", "train", "--config", "cpu-small", "--device", "tpu"},
-                {"bench", "train", "--config", "cpu-small", "--steps", "0"}, {"bench", "train", "--config", "cpu-small", "extra"}}) {
+                {"bench", "train", "--config", "cpu-small", "--steps", "0"}, {"bench", "train", "--config", "cpu-small", "extra"},
+                {"bench", "train", "--config", "cpu-small", "--model", GPT2}, {"bench", "train", "--config", "cpu-small", "--batch", "4"},
+                {"bench", "train", "--model", "nope.onnx"}, {"bench", "train", "--config", "cpu-small", "--mode", "fast"}}) {
             MainTest.Run r = MainTest.run(bad);
             assertEquals(2, r.code(), String.join(" ", bad) + ": " + r.err());
             assertEquals(1, r.err().strip().lines().count(), "one line: " + r.err());
