@@ -49,9 +49,7 @@ final class TrainBenchCommand {
         if ((cfg == null) == (modelArg == null)) {
             throw new UsageException("bench train: name the model with one of --config NAME, --shape B,S,H,N,M or --model MODEL.onnx");
         }
-        if (modelArg != null && (!ModelFormat.isOnnx(modelArg) || !java.nio.file.Files.isRegularFile(java.nio.file.Path.of(modelArg)))) {
-            throw new UsageException("bench train: --model takes an ONNX file (token ids in, logits out), found '" + modelArg + "'");
-        }
+        java.nio.file.Path modelFile = modelArg == null ? null : TrainCommand.onnxFile("bench train", modelArg);
         if (cfg != null && (a.get("batch", null) != null || a.get("seq", null) != null)) {
             throw new UsageException("bench train: --batch and --seq bind an ONNX model's dimensions; a block's are in its shape");
         }
@@ -72,10 +70,10 @@ final class TrainBenchCommand {
             lm = LanguageModel.of(cfg, o.vocab(), o.seed());
             name = cfg.name();
         } else {
-            lm = TrainCommand.onnxModel("bench train", java.nio.file.Path.of(modelArg), a.getInt("bench train", "batch", 2, 1, 1 << 16),
+            lm = TrainCommand.onnxModel("bench train", modelFile, a.getInt("bench train", "batch", 2, 1, 1 << 16),
                     a.getInt("bench train", "seq", 64, 2, 1 << 20));
             o = o.withVocab(lm.vocab());
-            name = java.nio.file.Path.of(modelArg).getFileName().toString();
+            name = modelFile.getFileName().toString();
         }
         CudaDevice gpu = device.kind().equals("cuda") ? CudaDevice.open(device.index()) : null;
         Map<String, Object> json = new LinkedHashMap<>();

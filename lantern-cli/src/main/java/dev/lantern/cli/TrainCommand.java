@@ -47,8 +47,8 @@ final class TrainCommand {
         if (block != null && modelArg != null) {
             throw new UsageException("train: --model and --" + (a.get("config", null) != null ? "config" : "shape") + " both name the model; give one");
         }
-        if (modelArg != null && (!ModelFormat.isOnnx(modelArg) || !java.nio.file.Files.isRegularFile(Path.of(modelArg)))) {
-            throw new UsageException("train: --model takes an ONNX file (token ids in, logits out), found '" + modelArg + "'");
+        if (modelArg != null) {
+            onnxFile("train", modelArg);
         }
         if (modelArg != null && a.get("vocab", null) != null) {
             throw new UsageException("train: --vocab is the model's own with --model (its logits' last dimension)");
@@ -164,6 +164,14 @@ final class TrainCommand {
     }
 
     /** An ONNX language model with its one integer input bound to (batch, seq), its initializers as the starting weights. */
+    /** {@code --model}'s value as a path: an existing ONNX file, else a usage error of {@code command}. */
+    static Path onnxFile(String command, String arg) {
+        if (!ModelFormat.isOnnx(arg) || !java.nio.file.Files.isRegularFile(Path.of(arg))) {
+            throw new UsageException(command + ": --model takes an ONNX file (token ids in, logits out), found '" + arg + "'");
+        }
+        return Path.of(arg);
+    }
+
     /** An ONNX language model (one input of token ids, logits out) with the loss appended, for {@code command}. */
     static LanguageModel onnxModel(String command, Path file, int batch, int seq) {
         var probe = dev.lantern.onnx.OnnxModel.open(file, CompileOptions.defaults());

@@ -102,18 +102,16 @@ public final class AdamW implements Optimizer {
     @Override
     public void step() {
         long t = steps + 1;
-        double bc1 = 1 - Math.pow(config.beta1(), t);
-        double bc2 = 1 - Math.pow(config.beta2(), t);
-        float decay = (float) (1 - lr * config.weightDecay());
-        boolean doDecay = config.weightDecay() != 0;
-        float w1 = (float) (1 - config.beta1());
-        boolean smallWeight = Math.abs(w1) < 0.5f;
-        float w1MinusOne = w1 - 1f;
-        float b2 = (float) config.beta2();
-        float w2 = (float) (1 - config.beta2());
-        float bc2Sqrt = (float) Math.sqrt(bc2);
-        float eps = (float) config.eps();
-        float negStepSize = (float) -(lr / bc1);
+        AdamWScalars k = AdamWScalars.of(config, lr, t);
+        float decay = k.decay();
+        boolean doDecay = k.doDecay();
+        float w1 = k.w1(); // the lerp weight of the branch taken: f32(1 - beta1), or that minus 1
+        boolean smallWeight = k.small();
+        float b2 = k.b2();
+        float w2 = k.w2();
+        float bc2Sqrt = k.bc2Sqrt();
+        float eps = k.eps();
+        float negStepSize = k.negStepSize();
         plan.forEach((p, i, start, end) -> {
             MemorySegment pv = p.value().segment();
             MemorySegment g = p.grad().segment();
@@ -122,7 +120,7 @@ public final class AdamW implements Optimizer {
             long e = start;
             if (CpuConfig.VECTOR) {
                 // the same lines lane by lane: Vector API arithmetic, sqrt and fma round as the scalar ones
-                FloatVector w1v = FloatVector.broadcast(F, smallWeight ? w1 : w1MinusOne);
+                FloatVector w1v = FloatVector.broadcast(F, w1);
                 FloatVector b2v = FloatVector.broadcast(F, b2);
                 for (long bound = start + (end - start) / F.length() * F.length(); e < bound; e += F.length()) {
                     long o = e * 4;
@@ -151,7 +149,7 @@ public final class AdamW implements Optimizer {
                 if (doDecay) {
                     pe = pe * decay;
                 }
-                me = smallWeight ? Math.fma(w1, ge - me, me) : Math.fma(w1MinusOne, ge - me, ge);
+                me = Math.fma(w1, ge - me, smallWeight ? me : ge);
                 ve = Math.fma(w2 * ge, ge, ve * b2);
                 float denom = (float) Math.sqrt(ve) / bc2Sqrt + eps;
                 pe = pe + (negStepSize * me) / denom;

@@ -9,6 +9,7 @@ import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.nvrtc.KernelSource;
 import dev.lantern.cuda.nvrtc.ModuleCache;
 import dev.lantern.train.AdamWConfig;
+import dev.lantern.train.AdamWScalars;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -126,21 +127,15 @@ public final class MultiTensorOptimizer implements AutoCloseable {
 
     /**
      * Enqueues AdamW's step {@code t} at {@code lr} on every tensor, each gradient times
-     * {@code invScale} and then, when {@code clip}, times {@code coef}; the scalars in double as the
-     * CPU's {@code AdamW.step} computes them.
+     * {@code invScale} and then, when {@code clip}, times {@code coef}; the scalars are the CPU's
+     * ({@link AdamWScalars}).
      */
     public void adamw(AdamWConfig config, double lr, long t, float invScale, boolean clip, float coef) {
-        double bc1 = 1 - Math.pow(config.beta1(), t);
-        double bc2 = 1 - Math.pow(config.beta2(), t);
-        float decay = (float) (1 - lr * config.weightDecay());
-        float w1 = (float) (1 - config.beta1());
-        boolean small = Math.abs(w1) < 0.5f;
-        float w2 = (float) (1 - config.beta2());
+        AdamWScalars k = AdamWScalars.of(config, lr, t);
         adamModule.kernel(adamSource.entry()).launch(stream, new int[] {table.chunkCount(), 1, 1},
                 new int[] {MultiTensorKernels.THREADS, 1, 1}, 0,
                 tensors.address(), chunkTable.address(), invScale, invScale == 1f ? 1 : 0, coef, clip ? 1 : 0,
-                decay, config.weightDecay() != 0 ? 1 : 0, small ? w1 : w1 - 1f, small ? 1 : 0, w2, (float) config.beta2(),
-                (float) Math.sqrt(bc2), (float) config.eps(), (float) -(lr / bc1));
+                k.decay(), k.doDecay() ? 1 : 0, k.w1(), k.small() ? 1 : 0, k.w2(), k.b2(), k.bc2Sqrt(), k.eps(), k.negStepSize());
     }
 
     /** Tensor {@code i}'s first moment's address. */

@@ -30,4 +30,22 @@ public final class NvccOnPath {
         String arch = src.arch(target);
         return src.archSpecific() ? "-gencode=arch=compute_" + arch.substring(3) + ",code=" + arch : "-arch=" + arch;
     }
+
+    /**
+     * {@code src} compiled to a cubin for {@code target} in {@code dir} ({@code -O3}); the empty string
+     * when nvcc succeeds, else the entry, nvcc's output and the command that reproduces it.
+     */
+    public static String compileCubin(CudaKernelSource src, CudaTarget target, Path dir, int timeoutSeconds) throws Exception {
+        Path cu = dir.resolve(src.entry() + ".cu");
+        Files.writeString(cu, src.source());
+        java.util.List<String> cmd = java.util.List.of("nvcc", archFlag(src, target), "-cubin", "-O3", "-std=c++17",
+                "-o", dir.resolve(src.entry() + ".cubin").toString(), cu.toString());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String log = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (!p.waitFor(timeoutSeconds, java.util.concurrent.TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return src.entry() + ": nvcc timed out\n";
+        }
+        return p.exitValue() == 0 ? "" : src.entry() + ":\n" + log + "\nreproduce: " + String.join(" ", cmd) + "\n";
+    }
 }

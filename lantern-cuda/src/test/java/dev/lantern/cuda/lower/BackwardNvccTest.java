@@ -8,14 +8,11 @@ import dev.lantern.cuda.codegen.CudaTarget;
 import dev.lantern.cuda.codegen.NvccOnPath;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.ir.Graph;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -76,16 +73,6 @@ class BackwardNvccTest {
     }
 
     private String compile(CudaKernelSource src) throws Exception {
-        Path cu = tmp.resolve(src.entry() + ".cu");
-        Files.writeString(cu, src.source());
-        List<String> cmd = List.of("nvcc", NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3", "-std=c++17",
-                "-o", tmp.resolve(src.entry() + ".cubin").toString(), cu.toString());
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return src.entry() + ": nvcc timed out\n";
-        }
-        return p.exitValue() == 0 ? "" : src.entry() + ":\n" + log + "\nreproduce: " + String.join(" ", cmd) + "\n";
+        return NvccOnPath.compileCubin(src, CudaTarget.H200, tmp, 120);
     }
 }

@@ -17,8 +17,6 @@ import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -236,16 +234,6 @@ class RandomShapeLoweringTest {
     }
 
     private String compile(CudaKernelSource src) throws Exception {
-        Path cu = tmp.resolve(src.entry() + ".cu");
-        Files.writeString(cu, src.source());
-        List<String> cmd = List.of("nvcc", NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3", "-std=c++17",
-                "-o", tmp.resolve(src.entry() + ".cubin").toString(), cu.toString());
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(300, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return src.entry() + ": nvcc timed out";
-        }
-        return p.exitValue() == 0 ? "" : src.entry() + ":\n" + log + "\nreproduce: " + String.join(" ", cmd);
+        return NvccOnPath.compileCubin(src, CudaTarget.H200, tmp, 300);
     }
 }
