@@ -111,6 +111,15 @@ class MetricsCommandTest {
                 body = scrape(url);
             } catch (ConnectException e) {
                 break; // the command ended between the check and the scrape
+            } catch (java.io.IOException e) {
+                // the command ended during the scrape (the server closed the connection before answering);
+                // a command still running means the server failed, which is the error
+                try {
+                    run.code().get(5, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException stillRunning) {
+                    throw e;
+                }
+                break;
             }
             double steps = value(body, "step_time_ms_count");
             if (steps > 0 && Double.isNaN(first)) {
