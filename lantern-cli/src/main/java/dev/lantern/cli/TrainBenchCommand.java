@@ -24,7 +24,7 @@ import java.util.Set;
  * {@code lantern bench train --config NAME | --shape B,S,H,N,M[,encoder] | --model MODEL.onnx [--batch B --seq S]
  * [--device cuda|cuda:N|cpu]
  * [--mode graph|compiled|eager] [--amp none|bf16|f16] [--steps N] [--warmups W] [--vocab V] [--seed N]
- * [--deterministic] [--trace FILE.json] [--json]}:
+ * [--deterministic] [--no-tune] [--trace FILE.json] [--json]}:
  * the training step of {@code lantern train} (one block as a language model on the generated task)
  * timed: W warm-up steps, then N timed ones; step time (median and best), tokens/s from the median,
  * and on a GPU the device memory the run holds at its peak (cuMemGetInfo after every step, less the
@@ -33,13 +33,15 @@ import java.util.Set;
  * the figure to hold against PyTorch's {@code max_memory_allocated}). On the GPU the step stays
  * there: forward and backward (a CUDA graph replay in graph mode; one kernel per op in eager mode,
  * the naive baseline), the gradients' norm and AdamW, weights and moments never leaving the device
- * (docs/training.md).
+ * (docs/training.md). A compiled step is tuned on the GPU during its first warm-up step (GEMM
+ * algorithms and kernel tiles, kept in the tune cache as {@code lantern bench} keeps a forward's),
+ * unless {@code --no-tune}.
  */
 final class TrainBenchCommand {
     private TrainBenchCommand() {}
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("bench train", argv, Set.of("json", "deterministic"),
+        Args a = Args.parse("bench train", argv, Set.of("json", "deterministic", "no-tune"),
                 Set.of("config", "shape", "model", "batch", "seq", "device", "mode", "amp", "steps", "warmups", "vocab", "seed", "trace"));
         if (!a.positional().isEmpty()) {
             throw new UsageException("bench train: unexpected argument '" + a.positional().getFirst() + "'");
@@ -61,8 +63,12 @@ final class TrainBenchCommand {
         CompileOptions.Amp amp = UsageException.option("bench train", () -> CompileOptions.Amp.parse(a.get("amp", "none")));
         int steps = a.getInt("bench train", "steps", 10, 1, 1_000_000);
         int warmups = a.getInt("bench train", "warmups", 2, 0, 1_000_000);
+        boolean tune = !a.flag("no-tune") && mode != RunMode.EAGER && !device.kind().equals("cpu");
+        if (tune && warmups == 0) {
+            throw new UsageException("bench train: the first step tunes the compiled step; give --warmups 1 or more, or --no-tune");
+        }
         TrainOptions o = TrainOptions.defaults().withAmp(amp).withVocab(a.getInt("bench train", "vocab", 64, 3, 1 << 24))
-                .withSeed(a.getLong("bench train", "seed", 0)).withDeterministic(a.flag("deterministic"));
+                .withSeed(a.getLong("bench train", "seed", 0)).withDeterministic(a.flag("deterministic")).withAutotune(tune);
         java.nio.file.Path traceFile = TraceOption.parse("bench train", a.get("trace", null));
         LanguageModel lm;
         String name;
@@ -107,6 +113,7 @@ final class TrainBenchCommand {
                 json.put("mode", mode.name().toLowerCase(Locale.ROOT));
                 json.put("amp", amp.name().toLowerCase(Locale.ROOT));
                 json.put("deterministic", o.deterministic());
+                json.put("tuned", tune);
                 json.put("parameters", t.parameters().stream().mapToLong(Parameter::numel).sum());
                 json.put("tokens_per_step", t.tokensPerStep());
                 json.put("warmups", warmups);

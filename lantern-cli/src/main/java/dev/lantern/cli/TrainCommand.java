@@ -28,13 +28,13 @@ import java.util.Set;
  */
 final class TrainCommand {
     static final String USAGE = "train --config NAME|--shape B,S,H,N,M[,encoder]|--model MODEL.onnx [--steps N] [--batch B] [--seq S] [--lr X] [--vocab V]"
-            + " [--accumulate K] [--amp none|bf16|f16] [--device cpu|cuda|cuda:N] [--seed N] [--threads N] [--deterministic]"
+            + " [--accumulate K] [--amp none|bf16|f16] [--device cpu|cuda|cuda:N] [--seed N] [--threads N] [--deterministic] [--tune]"
             + " [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] " + MetricsOption.USAGE + " " + TraceOption.USAGE + " [--json]";
 
     private TrainCommand() {}
 
     static int run(java.util.List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("train", argv, Set.of("json", "resume", "deterministic"),
+        Args a = Args.parse("train", argv, Set.of("json", "resume", "deterministic", "tune"),
                 Set.of("config", "shape", "model", "steps", "batch", "seq", "lr", "vocab", "amp", "device", "seed", "threads",
                         "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip", "accumulate",
                         "metrics-port", "metrics-host", "trace"));
@@ -69,7 +69,7 @@ final class TrainCommand {
         double lr = number(a, "lr", TrainOptions.defaults().lr());
         TrainOptions o = new TrainOptions(a.getInt("train", "vocab", 64, 3, 1 << 24), lr, number(a, "weight-decay", 0.01),
                 number(a, "clip", 1.0), amp, a.getLong("train", "seed", 0), ThreadsOption.apply("train", a), a.flag("deterministic"),
-                a.getInt("train", "accumulate", 1, 1, 1 << 16));
+                a.getInt("train", "accumulate", 1, 1, 1 << 16), a.flag("tune"));
         Path ckptDir = a.get("checkpoint-dir", null) == null ? null : Path.of(a.get("checkpoint-dir", null));
         int every = a.getInt("train", "checkpoint-every", 50, 1, Integer.MAX_VALUE);
         int keep = a.getInt("train", "keep", 3, 1, 1 << 20);

@@ -25,6 +25,7 @@ class TrainBenchCommandTest {
         double tps = Double.parseDouble(((JsonValue.JsonNumber) j.get("tokens_per_s")).literal());
         assertTrue(ms > 0 && Math.abs(tps - 32 / (ms / 1e3)) < 1e-6 * tps, ms + " ms, " + tps + " tokens/s");
         assertTrue(j.get("peak_device_bytes") instanceof JsonValue.JsonNull, "no device memory on the CPU: " + j.get("peak_device_bytes"));
+        assertTrue(j.get("tuned") instanceof JsonValue.JsonBoolean b && !b.value(), "nothing is tuned on the CPU: " + j.get("tuned"));
     }
 
     static final String GPT2 = "../lantern-onnx/src/test/resources/models/gpt2/model.onnx";

@@ -64,7 +64,15 @@ class TrainCommandTest {
         assertEquals(text(w.get("weights_hash")), text(r.get("weights_hash")), "the resumed run ends as the uninterrupted one");
     }
 
-    /** An exported language model (the two-layer GPT-2 fixture of lantern-onnx): its initializers train, the loss falls. */
+    /** --tune tunes a GPU step; the CPU step has nothing to tune, so its weights end bit for bit as without it. */
+    @Test
+    void tuneChangesNothingOnTheCpu() throws Exception {
+        MainTest.Run tuned = train("--steps", "3", "--tune", "--json");
+        MainTest.Run plain = train("--steps", "3", "--json");
+        assertEquals(0, tuned.code(), tuned.err());
+        assertEquals(text(json(plain.out()).get("weights_hash")), text(json(tuned.out()).get("weights_hash")));
+    }
+
     @Test
     void accumulateCountsItsMicroBatches() throws Exception {
         MainTest.Run r = train("--steps", "2", "--accumulate", "3", "--json");
@@ -76,6 +84,7 @@ class TrainCommandTest {
         assertEquals(3 * perBatch, Long.parseLong(text(j.get("tokens_per_step"))), "3 micro-batches a step");
     }
 
+    /** An exported language model (the two-layer GPT-2 fixture of lantern-onnx): its initializers train, the loss falls. */
     @Test
     void anOnnxModelTrains() throws Exception {
         Path gpt2 = Path.of("../lantern-onnx/src/test/resources/models/gpt2/model.onnx");

@@ -33,9 +33,11 @@ public interface DeviceStep extends AutoCloseable {
      * @param gradients each trained parameter's gradient output value, in the same order
      * @param loss      the scaled loss's output value
      * @param initial   every parameter's first value by input name (trained: f32 masters; fixed ones as they are)
+     * @param autotune  tune the compiled step's GEMMs and kernels on the device before its first run
+     *                  ({@link TrainOptions#autotune()}); ignored by an eager step
      */
     record Spec(Graph graph, CompileOptions options, Device device, RunMode mode, List<String> trained, List<String> gradients,
-                String loss, Map<String, Tensor> initial) {
+                String loss, Map<String, Tensor> initial, boolean autotune) {
         /** Copies the lists and the map. */
         public Spec {
             trained = List.copyOf(trained);

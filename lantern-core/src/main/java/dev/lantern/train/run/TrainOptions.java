@@ -19,9 +19,14 @@ import dev.lantern.train.TrainStateException;
  * @param accumulate    micro-batches per optimizer step: their gradients are averaged (each
  *                      micro-batch's loss scaled by 1/accumulate, as PyTorch users divide it) before
  *                      one clip and one AdamW step; 1: none
+ * @param autotune      on a device that tunes (CUDA): time the step's GEMM algorithms and kernel tiles
+ *                      once before the first step and keep the winners in the tune cache
+ *                      ({@code LANTERN_TUNE_CACHE}), as {@code lantern bench} does for a forward.
+ *                      Off by default: tuning costs seconds at the start, and a tuned GEMM may sum
+ *                      in another order, so its weights differ in the last bits from an untuned run's
  */
 public record TrainOptions(int vocab, double lr, double weightDecay, double clipNorm, CompileOptions.Amp amp, long seed,
-                           int threads, boolean deterministic, int accumulate) {
+                           int threads, boolean deterministic, int accumulate, boolean autotune) {
     public TrainOptions {
         if (vocab < 3 || !(lr > 0) || !(weightDecay >= 0) || !(clipNorm >= 0) || threads < 1 || accumulate < 1) {
             throw new TrainStateException("bad training options: vocab " + vocab + " (>= 3), lr " + lr + " (> 0), weight decay "
@@ -30,10 +35,16 @@ public record TrainOptions(int vocab, double lr, double weightDecay, double clip
         }
     }
 
-    /** Options without gradient accumulation (one micro-batch per step). */
+    /** Options without autotuning. */
+    public TrainOptions(int vocab, double lr, double weightDecay, double clipNorm, CompileOptions.Amp amp, long seed, int threads,
+                        boolean deterministic, int accumulate) {
+        this(vocab, lr, weightDecay, clipNorm, amp, seed, threads, deterministic, accumulate, false);
+    }
+
+    /** Options without gradient accumulation (one micro-batch per step) and without autotuning. */
     public TrainOptions(int vocab, double lr, double weightDecay, double clipNorm, CompileOptions.Amp amp, long seed, int threads,
                         boolean deterministic) {
-        this(vocab, lr, weightDecay, clipNorm, amp, seed, threads, deterministic, 1);
+        this(vocab, lr, weightDecay, clipNorm, amp, seed, threads, deterministic, 1, false);
     }
 
     /** vocab 64, lr 1e-3 (PyTorch's AdamW default; on cpu-small it halves the loss in 200 steps at batch 2, 1e-2 does not), weight decay 0.01, clip 1.0, f32, seed 0, the CPU's threads, not strict. */
@@ -43,41 +54,46 @@ public record TrainOptions(int vocab, double lr, double weightDecay, double clip
 
     /** These options with learning rate {@code v}. */
     public TrainOptions withLr(double v) {
-        return new TrainOptions(vocab, v, weightDecay, clipNorm, amp, seed, threads, deterministic, accumulate);
+        return new TrainOptions(vocab, v, weightDecay, clipNorm, amp, seed, threads, deterministic, accumulate, autotune);
     }
 
     /** These options with mixed precision {@code a}. */
     public TrainOptions withAmp(CompileOptions.Amp a) {
-        return new TrainOptions(vocab, lr, weightDecay, clipNorm, a, seed, threads, deterministic, accumulate);
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, a, seed, threads, deterministic, accumulate, autotune);
     }
 
     /** These options with seed {@code s}. */
     public TrainOptions withSeed(long s) {
-        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, s, threads, deterministic, accumulate);
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, s, threads, deterministic, accumulate, autotune);
     }
 
     /** These options with {@code t} optimizer threads. */
     public TrainOptions withThreads(int t) {
-        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, t, deterministic, accumulate);
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, t, deterministic, accumulate, autotune);
     }
 
     /** These options with a vocabulary of {@code v} tokens. */
     public TrainOptions withVocab(int v) {
-        return new TrainOptions(v, lr, weightDecay, clipNorm, amp, seed, threads, deterministic, accumulate);
+        return new TrainOptions(v, lr, weightDecay, clipNorm, amp, seed, threads, deterministic, accumulate, autotune);
     }
 
     /** These options in strict determinism mode, or not. */
     public TrainOptions withDeterministic(boolean d) {
-        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, threads, d, accumulate);
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, threads, d, accumulate, autotune);
     }
 
     /** These options with {@code k} micro-batches per optimizer step. */
     public TrainOptions withAccumulate(int k) {
-        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, threads, deterministic, k);
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, threads, deterministic, k, autotune);
     }
 
     /** These options with gradients clipped to global norm {@code c} (0: none). */
     public TrainOptions withClipNorm(double c) {
-        return new TrainOptions(vocab, lr, weightDecay, c, amp, seed, threads, deterministic, accumulate);
+        return new TrainOptions(vocab, lr, weightDecay, c, amp, seed, threads, deterministic, accumulate, autotune);
+    }
+
+    /** These options with the step tuned on its device before the first step, or not. */
+    public TrainOptions withAutotune(boolean t) {
+        return new TrainOptions(vocab, lr, weightDecay, clipNorm, amp, seed, threads, deterministic, accumulate, t);
     }
 }

@@ -141,7 +141,7 @@ public final class Trainer implements AutoCloseable {
             grads.add(gradientOutput.get(p.name()));
         }
         return DeviceStep.open(new DeviceStep.Spec(SessionStepExecutor.paramsAsInputs(backward.graph()), co, device, mode, trained,
-                grads, backward.loss(), initial));
+                grads, backward.loss(), initial, options.autotune()));
     }
 
     private static int batchOf(LanguageModel m) {

@@ -5,6 +5,7 @@ import dev.lantern.RunMode;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.engine.CudaSession;
+import dev.lantern.cuda.engine.TuneCache;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.engine.Compiler;
 import dev.lantern.ir.DType;
@@ -28,7 +29,9 @@ import java.util.Map;
  * moments are two flat f32 buffers of the {@link MultiTensorOptimizer}. Per step: the batch uploaded, forward and backward (a CUDA
  * graph replay in {@link RunMode#GRAPH}), one {@code lt_mt_sumsq} launch, and the loss and the
  * per-chunk sums read back; then, as the host decides, one {@code lt_mt_adamw} launch. Nothing
- * else crosses the bus.
+ * else crosses the bus. With {@link DeviceStep.Spec#autotune()} the first run, once the batch is on
+ * the device, tunes the step's GEMMs and kernels ({@link CudaSession#autotune()}, the tune cache of
+ * {@link TuneCache#defaultFile()}) before it runs.
  */
 public final class CudaTrainStep implements DeviceStep {
     private final Device device;
@@ -40,6 +43,7 @@ public final class CudaTrainStep implements DeviceStep {
     private final List<String> gradValues = new ArrayList<>();   // the gradients' values in the compiled graph
     private final String lossValue;
     private final MultiTensorOptimizer optimizer;
+    private boolean tunePending;
 
     /** Compiles {@code spec} for its cuda device and uploads its initial values. */
     public CudaTrainStep(DeviceStep.Spec spec) {
@@ -84,6 +88,10 @@ public final class CudaTrainStep implements DeviceStep {
                 case COMPILED -> CudaSession.Options.compiled().withPolicy(GraphPolicy.OFF);
                 case GRAPH -> CudaSession.Options.compiled().withPolicy(GraphPolicy.PREFER);
             };
+            this.tunePending = spec.autotune() && mode != RunMode.EAGER;
+            if (tunePending) {
+                o = o.withAutotune(new TuneCache(TuneCache.defaultFile()));
+            }
             s = CudaSession.open(gpu, model, Map.of(), o);
             this.session = s;
             this.stream = s.stream();
@@ -112,6 +120,10 @@ public final class CudaTrainStep implements DeviceStep {
     @Override
     public Measured run(Map<String, Tensor> inputs, float invScale) {
         session.setSomeInputs(inputs);
+        if (tunePending) {
+            tunePending = false;
+            session.autotune(); // on this batch: the gathers read real ids
+        }
         if (mode == RunMode.GRAPH) {
             session.forwardGraph();
         } else {
