@@ -28,13 +28,17 @@ import java.util.Set;
  * from the GPU machine: CI has no GPU), no figure of NEW may be more than {@code --max-worse} (10 %)
  * worse than OLD's ({@link ResultsComparison}: Lantern's times, and its ratios to eager and to PyTorch
  * measured in the same calls), save those that {@code --accepted FILE.tsv} lists with a reason for
- * that pair of files. The fresh CPU figure is not compared with a
+ * that pair of files. With {@code --gpu-results DIR} (bench/results/h200) the GPU half of the gate
+ * runs over the newest stored results there ({@link GpuResultsGate}: training and small forwards
+ * against eager, GEMM-bound forwards against torch.compile, no regression over a week, fresh against
+ * the newest GPU code), each check's figure in the line. The fresh CPU figure is not compared with a
  * stored one: between JVMs it swings from 1.5x to 9x with what C2 compiles (seen on this 2-core
  * machine), far past a 10 % limit; its floor is what CI can hold it to.
  */
 final class PerformanceGate {
     static final String USAGE = "gate performance [--config NAME] [--rounds N] [--warmups N] [--warm-seconds S] [--threads N] [--out FILE] "
-            + "[--stored NEW.json --previous OLD.json [--accepted FILE.tsv]] [--min-speedup X] [--max-worse F]";
+            + "[--stored NEW.json --previous OLD.json [--accepted FILE.tsv]] [--gpu-results DIR [--accepted-misses FILE.tsv]] "
+            + "[--min-speedup X] [--max-worse F]";
     /** The agreement the compiled and the eager forward must reach (f32, relative L2). */
     static final double MAX_REL_ERR = 1e-4;
 
@@ -42,7 +46,8 @@ final class PerformanceGate {
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("gate performance", argv, Set.of(),
-                Set.of("config", "rounds", "warmups", "warm-seconds", "threads", "out", "stored", "previous", "accepted", "min-speedup", "max-worse")).noPositional("gate performance");
+                Set.of("config", "rounds", "warmups", "warm-seconds", "threads", "out", "stored", "previous", "accepted", "min-speedup", "max-worse",
+                        "gpu-results", "accepted-misses")).noPositional("gate performance");
         BlockConfig cfg = BlockOption.of("gate performance", a.get("config", "cpu-small"), null);
         int rounds = a.getInt("gate performance", "rounds", 40, 1, 1_000_000);
         int warmups = a.getInt("gate performance", "warmups", 100, 0, 1_000_000);
@@ -65,6 +70,17 @@ final class PerformanceGate {
             cmp = cmp.accepting(ResultsComparison.accepted(file(a.get("accepted", null)), stored, previous));
         }
         GateResult g = evaluate(r, minSpeedup, cmp, stored == null ? null : stored.getFileName() + " vs " + previous.getFileName());
+        String gpuDir = a.get("gpu-results", null);
+        if (gpuDir != null) {
+            Path dir = Path.of(gpuDir);
+            if (!Files.isDirectory(dir)) {
+                throw new UsageException("gate performance: --gpu-results " + gpuDir + " is not a folder");
+            }
+            GitHistory git = new GitHistory(Repository.root());
+            Path misses = a.get("accepted-misses", null) == null ? null : file(a.get("accepted-misses", null));
+            Path accepted = a.get("accepted", null) == null ? null : file(a.get("accepted", null));
+            g = withGpu(g, GpuResultsGate.evaluate(dir, git, git, misses, accepted));
+        }
         out.println(g.line());
         return g.exitCode();
     }
@@ -91,6 +107,17 @@ final class PerformanceGate {
             figure += ": under the floor";
         }
         return new GateResult("performance", pass, figure);
+    }
+
+    /** The CPU verdict joined with the GPU checks': failed checks first, then the rest. */
+    static GateResult withGpu(GateResult cpu, List<GpuResultsGate.Check> checks) {
+        long passed = checks.stream().filter(GpuResultsGate.Check::pass).count();
+        List<String> parts = new java.util.ArrayList<>();
+        checks.stream().filter(c -> !c.pass()).forEach(c -> parts.add("FAIL " + c.figure()));
+        checks.stream().filter(GpuResultsGate.Check::pass).forEach(c -> parts.add(c.figure()));
+        String figure = "CPU: " + cpu.figure() + " | GPU (stored results): " + passed + " of " + checks.size() + " checks pass: "
+                + String.join("; ", parts);
+        return new GateResult(cpu.name(), cpu.pass() && passed == checks.size(), figure);
     }
 
     /** The results file: the machine and the two records, each time its median CPU ms (and wall ms beside). */

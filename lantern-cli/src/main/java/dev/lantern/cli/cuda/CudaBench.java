@@ -131,6 +131,7 @@ public final class CudaBench {
                 double[] eager = new double[rounds];
                 List<CudaSession.StepTime> inForward;
                 List<CudaSession.StepTime> alone;
+                List<CudaSession.StepTime> eagerSteps; // for the gate: how much of eager's time its GEMMs take
                 // untraced: a traced forward synchronises after every forward, which the figures must not include
                 try (Tracing.Installed untraced = Tracing.suspend()) {
                     for (int r = 0; r < rounds; r++) {
@@ -142,6 +143,7 @@ public final class CudaBench {
                     progress.accept("macro " + cfg.name() + ": profiling steps");
                     inForward = s.profileInForward(3, iters);
                     alone = s.profile(3, big ? 10 : 50);
+                    eagerSteps = e.profileEager(3, big ? 10 : 50);
                 }
                 traceForwards(cfg.name(), s, gs, e);
                 s.poison();
@@ -194,6 +196,7 @@ public final class CudaBench {
                 x.put("kernels", e.model().kernels().size());
                 x.put("device_ops", e.deviceOps());
                 x.put("rel_err_vs_compiled", sci(Accuracy.relErr(eagerOut.toDoubles(), compiledOut.toDoubles())));
+                x.put("steps", stepsJson(eagerSteps));
                 if (!big && blockFlops(cfg) <= CudaDemo.REFERENCE_MAX_FLOPS) {
                     progress.accept("macro " + cfg.name() + ": float64 reference");
                     Map<String, Tensor> all = new LinkedHashMap<>(params);

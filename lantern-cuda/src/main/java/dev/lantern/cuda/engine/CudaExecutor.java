@@ -3,6 +3,7 @@ package dev.lantern.cuda.engine;
 import dev.lantern.cuda.blas.GemmSpec;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaEvent;
 import dev.lantern.cuda.driver.CudaStorage;
 import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.driver.GraphRunner;
@@ -42,11 +43,8 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
     private DeviceFill fill;
     private CudaStorage staging; // pinned host memory for uploads and downloads, kept and grown
     private long plainForwards;
-    /**
-     * NVTX ranges around every step of untraced forwards, for Nsight Systems and Compute, when
-     * {@code LANTERN_NVTX=1} and the library loads (each range costs an FFM call and a string, so
-     * they are off otherwise); traced forwards ({@link TracedForward}) carry them whenever NVTX loads.
-     */
+    // NVTX ranges around every step of untraced forwards when LANTERN_NVTX=1 and the library loads (each costs an
+    // FFM call and a string, so they are off otherwise); traced forwards (TracedForward) carry them whenever NVTX loads
     private final Nvtx nvtx;
     // names a step for a context-loss report: formatted only then (CudaDevice.step)
     private final IntFunction<String> stepNames = i -> "#" + i + " " + StepProfiler.describe(program.steps().get(i));
@@ -283,6 +281,11 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
         } else {
             eager.run(program, stepNames);
         }
+    }
+
+    /** One eager forward with {@code marks} recorded around its steps ({@link StepProfiler#eager}). */
+    void runEagerMarked(List<CudaEvent> marks) {
+        eager.run(program, stepNames, marks);
     }
 
     /** Compiled: the steps of kernels 0..{@code kernel}, and that kernel's output. */

@@ -229,6 +229,14 @@ public final class CudaSession implements AutoCloseable {
         return StepProfiler.inForward(executor, executor.program().steps(), executor.bound(), warm, iters);
     }
 
+    /** An eager session's steps timed inside whole eager forwards ({@link StepProfiler#eager}). */
+    public List<StepTime> profileEager(int warm, int iters) {
+        if (options.mode() != Mode.EAGER) {
+            throw new IllegalStateException("profileEager needs an eager session");
+        }
+        return StepProfiler.eager(executor, executor.program().steps(), warm, iters);
+    }
+
     /**
      * {@link KernelFigures} of this compiled session's steps timed as {@code inForward} (from
      * {@link #profileInForward}): launch shapes, occupancy from the occupancy API, DRAM GB/s.

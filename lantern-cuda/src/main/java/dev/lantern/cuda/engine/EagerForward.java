@@ -1,6 +1,7 @@
 package dev.lantern.cuda.engine;
 
 import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaEvent;
 import dev.lantern.cuda.driver.CudaStorage;
 import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.lower.Step;
@@ -40,6 +41,16 @@ final class EagerForward {
     }
 
     void run(CudaProgram program, IntFunction<String> stepNames) {
+        run(program, stepNames, null);
+    }
+
+    /**
+     * One forward; with {@code marks} (one event per step and one more) an event recorded before
+     * each step's launch and after the last, for {@link StepProfiler#eager}: the time between two
+     * marks is the step's kernel plus the host's work before the next launch (binding, the
+     * allocator), which is what an eager forward spends on it.
+     */
+    void run(CudaProgram program, IntFunction<String> stepNames, List<CudaEvent> marks) {
         // the previous forward's outputs stayed readable until now
         for (Map.Entry<String, Allocation> e : outputs.entrySet()) {
             buffers.removeValue(e.getKey());
@@ -64,6 +75,9 @@ final class EagerForward {
                 buffers.putValue(out, a);
             }
             while (si < steps.size() && steps.get(si).kernel() == k.index()) {
+                if (marks != null) {
+                    stream.record(marks.get(si));
+                }
                 device.step(stepNames, si);
                 binder.bind(steps.get(si++)).run();
             }
@@ -73,6 +87,9 @@ final class EagerForward {
                     buffers.free(buffers.removeValue(v));
                 }
             }
+        }
+        if (marks != null) {
+            stream.record(marks.get(steps.size()));
         }
         for (String v : graphOutputs) {
             if (!buffers.isPersistent(v) && buffers.value(v) != null) {

@@ -75,4 +75,40 @@ final class StepProfiler {
         }
         return out;
     }
+
+    /**
+     * An eager session's steps timed inside whole eager forwards: an event before every step's launch
+     * and one after the last ({@link EagerForward#run(CudaProgram, IntFunction, List)}), medians
+     * over {@code iters} forwards. Each step's time includes the host's work up to the next launch,
+     * so the times add up to the eager forward.
+     */
+    static List<CudaSession.StepTime> eager(CudaExecutor s, List<Step> steps, int warm, int iters) {
+        CudaStream stream = s.stream();
+        int n = steps.size();
+        for (int i = 0; i < warm; i++) {
+            s.runSteps();
+        }
+        stream.synchronize();
+        double[][] t = new double[n][iters];
+        List<CudaEvent> events = new ArrayList<>();
+        try {
+            for (int i = 0; i <= n; i++) {
+                events.add(s.device().newEvent(true));
+            }
+            for (int it = 0; it < iters; it++) {
+                s.runEagerMarked(events);
+                events.get(n).synchronize();
+                for (int i = 0; i < n; i++) {
+                    t[i][it] = events.get(i + 1).elapsedMillisSince(events.get(i));
+                }
+            }
+        } finally {
+            events.forEach(CudaEvent::close);
+        }
+        List<CudaSession.StepTime> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(new CudaSession.StepTime(describe(steps.get(i)), EventTiming.median(t[i])));
+        }
+        return out;
+    }
 }
