@@ -28,7 +28,10 @@ import java.util.stream.Stream;
  *     graph-replayed ≥ {@link #MIN_SPEEDUP} × Lantern's naive eager (the newest {@code *-train.json});</li>
  * <li>the forward of decoder-small and encoder-small: graph-replayed ≥ {@link #MIN_SPEEDUP} × eager;</li>
  * <li>every GEMM-bound forward (≥ 90 % of eager's step time in GEMMs): Lantern's best faster than
- *     torch.compile's best in the same call, and the compiled forward's non-GEMM time ≤ 0.5 × eager's;</li>
+ *     torch.compile's best in the same call, and the compiled forward's non-GEMM time ≤ 0.5 × eager's.
+ *     The big blocks measure 83-87 % with eager's materialised attention counted as GEMMs (the plan's
+ *     93-94 % was the compiled forward's share); no other rule gates them, so every forward block
+ *     that is not one of the small ones is held to this rule, its share printed;</li>
  * <li>no regression: no ratio of the newest forward results more than 5 % worse than in the results of
  *     a week before (or the oldest within the week), ratios to PyTorch and to eager measured in the
  *     same calls, so that machine noise cancels ({@link ResultsComparison});</li>
@@ -43,6 +46,8 @@ final class GpuResultsGate {
     static final double GEMM_BOUND = 0.90;
     static final double MAX_NON_GEMM = 0.5;
     static final double MAX_WORSE = 0.05;
+    /** The launch-bound forwards, gated against eager; every other forward block is held to the GEMM-bound rule. */
+    static final List<String> SMALL = List.of("decoder-small", "encoder-small");
     static final Pattern FORWARD = Pattern.compile("(\\d{4}-\\d{2}-\\d{2})-[0-9a-f]{7}\\.json");
     static final Pattern TRAIN = Pattern.compile("(\\d{4}-\\d{2}-\\d{2})-[0-9a-f]{7}-train\\.json");
 
@@ -78,7 +83,7 @@ final class GpuResultsGate {
                     record(t, "train " + cfg + " bf16", "lantern graph"), train));
         }
         JsonValue.JsonObject f = ResultsComparison.read(forward);
-        for (String cfg : List.of("decoder-small", "encoder-small")) {
+        for (String cfg : SMALL) {
             out.add(speedup("forward " + cfg, record(f, cfg, "lantern-eager"), record(f, cfg, "lantern-graph"), forward));
         }
         out.addAll(gemmBound(f, forward));
@@ -155,8 +160,8 @@ final class GpuResultsGate {
                 continue;
             }
             double share = e[0] / (e[0] + e[1]);
-            if (share < GEMM_BOUND) {
-                continue;
+            if (SMALL.contains(c)) {
+                continue; // gated against eager above
             }
             double best = Math.min(compiled == null ? Double.POSITIVE_INFINITY : ms(compiled),
                     record(doc, c, "lantern-graph") == null ? Double.POSITIVE_INFINITY : ms(record(doc, c, "lantern-graph")));
@@ -169,8 +174,8 @@ final class GpuResultsGate {
             boolean faster = best < torch;
             boolean lean = s != null && s[1] <= MAX_NON_GEMM * e[1];
             out.add(new Check("gemm-bound " + c, faster && lean, String.format(Locale.ROOT,
-                    "%s (%.0f%% GEMM in eager): %.4g ms vs torch.compile %.4g ms; non-GEMM %.4g vs eager's %.4g ms (limit %.1fx)",
-                    c, 100 * share, best, torch, s == null ? Double.NaN : s[1], e[1], MAX_NON_GEMM)));
+                    "%s (%.0f%% GEMM in eager%s): %.4g ms vs torch.compile %.4g ms; non-GEMM %.4g vs eager's %.4g ms (limit %.1fx)",
+                    c, 100 * share, share >= GEMM_BOUND ? "" : ", under 90 % but held to the GEMM-bound rule as no other rule gates it", best, torch, s == null ? Double.NaN : s[1], e[1], MAX_NON_GEMM)));
         }
         return out;
     }
