@@ -19,10 +19,10 @@ import java.util.List;
  * and the pipeline's fuse-attention could not fuse the forward either (the backward reads the
  * probabilities). {@link RunMode#EAGER} (the one-kernel-per-op baseline) keeps the primitive form.
  */
-final class StepGradients {
+public final class StepGradients {
     private StepGradients() {}
 
-    static BackwardGraph of(LanguageModel model, RunMode mode) {
+    public static BackwardGraph of(LanguageModel model, RunMode mode) {
         Graph forward = model.graph();
         if (mode != RunMode.EAGER) {
             forward = new FuseAttention().run(new Canonicalize().run(forward));
