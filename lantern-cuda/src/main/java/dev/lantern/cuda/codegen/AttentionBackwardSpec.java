@@ -53,9 +53,18 @@ public record AttentionBackwardSpec(String name, Kind kind, long batch, long hea
         return 10.0 * batch * heads * seqQ * seqK * headDim * (causal ? 0.5 : 1.0);
     }
 
+    /**
+     * Whether {@code target} renders this spec with tensor cores ({@link AttentionBackwardMmaRenderer}):
+     * bf16/f16, head_dim 64 or 128, mma.sync; DELTA (a row dot product) always takes the general kernel.
+     * The system property {@code lantern.attention.backward.general=true} turns the fast path off.
+     */
+    public boolean fastPath(CudaTarget target) {
+        return !Boolean.getBoolean("lantern.attention.backward.general") && AttentionBackwardMmaRenderer.supports(this, target);
+    }
+
     @Override
     public CudaKernelSource render(CudaTarget target) {
         target.requireDtype(dtype, name);
-        return new AttentionBackwardGeneralRenderer(this).render();
+        return fastPath(target) ? new AttentionBackwardMmaRenderer(this, target).render() : new AttentionBackwardGeneralRenderer(this).render();
     }
 }

@@ -16,18 +16,22 @@ import java.util.List;
  * DELTA kernel writing rowsum(dy∘o) into a transient f32 buffer, then the gradient kernel). q, k, v,
  * o and dy are read in place through their (b, h, s) strides when head_dim is contiguous (the
  * un-permuted o and dy of an {@code out_perm} attention are views), otherwise copied first; the
- * mask through its (b, h, s) strides, 0 on broadcast axes.
+ * mask through its (b, h, s) strides, 0 on broadcast axes. The tensor-core kernels
+ * ({@link AttentionBackwardSpec#fastPath}) also need 16-byte aligned rows: an operand whose strides
+ * or offset are not multiples of 8 elements is copied.
  */
 final class AttentionBackwardLowerer implements KernelLowerer {
     @Override
     public void lower(Kernel kernel, LoweringContext cx) {
         Node n = kernel.node();
         Op op = n.op();
-        View q = rows(cx.in(kernel, 0), cx);
-        View k = rows(cx.in(kernel, 1), cx);
+        View q0 = rows(cx.in(kernel, 0), cx);
+        View k0 = rows(cx.in(kernel, 1), cx);
         int maskAt = op == Op.ATTENTION_LSE ? 2 : 6;
-        View mask = kernel.inputs().size() > maskAt ? maskView(cx.in(kernel, maskAt), q, k, cx) : null;
+        View mask = kernel.inputs().size() > maskAt ? maskView(cx.in(kernel, maskAt), q0, k0, cx) : null;
         View out = cx.out(kernel);
+        View q = q0;
+        View k = k0;
         int b = q.shape().dim(0);
         int h = q.shape().dim(1);
         int hk = k.shape().dim(1);
@@ -42,8 +46,15 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         if (q.dtype() != k.dtype()) {
             throw new CodegenException(op.text() + " over mixed dtypes q " + q.dtype() + ", k " + k.dtype());
         }
+        if (new AttentionBackwardSpec("lt_probe", AttentionBackwardSpec.Kind.GRAD_Q, b, h, h / hk, s, t, d, causal, scale, q.dtype(), false)
+                .fastPath(cx.target)) {
+            // the tensor-core kernels copy 16-byte chunks of rows: row starts 16-byte aligned
+            q = aligned(q, cx);
+            k = aligned(k, cx);
+        }
+        DType dt = q.dtype();
         java.util.function.Function<AttentionBackwardSpec.Kind, AttentionBackwardSpec> spec = kind -> new AttentionBackwardSpec(
-                "lt_attn_bwd_" + kind.name().toLowerCase(java.util.Locale.ROOT), kind, b, h, h / hk, s, t, d, causal, scale, q.dtype(), mask != null);
+                "lt_attn_bwd_" + kind.name().toLowerCase(java.util.Locale.ROOT), kind, b, h, h / hk, s, t, d, causal, scale, dt, mask != null);
         if (op == Op.ATTENTION_LSE) {
             if (out.dtype() != DType.F32) {
                 throw new CodegenException("attention_lse writes f32, found " + out.dtype());
@@ -61,6 +72,10 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         View v = rows(cx.in(kernel, 2), cx);
         View o = rows(cx.in(kernel, 3), cx);
         View dy = rows(cx.in(kernel, 4), cx);
+        if (spec.apply(AttentionBackwardSpec.Kind.GRAD_Q).fastPath(cx.target)) {
+            v = aligned(v, cx);
+            dy = aligned(dy, cx);
+        }
         View lse = cx.contiguous(cx.in(kernel, 5));
         for (View x : List.of(v, o, dy, out)) {
             if (x.dtype() != q.dtype()) {
@@ -92,6 +107,15 @@ final class AttentionBackwardLowerer implements KernelLowerer {
     /** {@code v} with head_dim contiguous: itself, or a dense copy. */
     private static View rows(View v, LoweringContext cx) {
         return v.strides()[3] == 1 ? v : cx.contiguous(v);
+    }
+
+    /** {@code v} with every (b, h, s) stride and its offset a multiple of 8 elements: itself, or a dense copy. */
+    private static View aligned(View v, LoweringContext cx) {
+        boolean ok = v.offset() % 8 == 0;
+        for (int i = 0; i < 3; i++) {
+            ok &= v.shape().dim(i) == 1 || v.strides()[i] % 8 == 0;
+        }
+        return ok ? v : cx.contiguous(v);
     }
 
     private static void strides(List<Step.Arg> a, View... views) {
