@@ -22,6 +22,10 @@ import java.util.List;
 public final class StepGradients {
     private StepGradients() {}
 
+    /**
+     * {@code model}'s loss and the gradient of every floating parameter: with attention fused first,
+     * except in {@code mode} {@link RunMode#EAGER}.
+     */
     public static BackwardGraph of(LanguageModel model, RunMode mode) {
         Graph forward = model.graph();
         if (mode != RunMode.EAGER) {

@@ -379,6 +379,7 @@ final class AttentionBackwardMmaRenderer {
                 });
             });
         });
+        e.line("lt_cp_wait_all();  // causal keys past every query ran no tile: their K/V copies still land before exit");
         e.comment("out [2, b, hk, t, D]: dk at [0], dv one plane after");
         e.line("const long long plane = (long long) (gridDim.x / kblocks) * seq_k * D;");
         e.unrolled("h", "2", () -> {
