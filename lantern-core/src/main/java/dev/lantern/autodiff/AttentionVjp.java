@@ -16,8 +16,10 @@ import java.util.Set;
  * runs the same reverse walk over them. Grouped-query heads need no repeat: q is viewed as
  * (b, hk, h/hk, s, d) against k and v as (b, hk, 1, t, d), and matmul's batch broadcasting (and its
  * rule's sum over the broadcast axis) does the rest. The builders emit these primitives anyway,
- * and the backward then fuses on its own; this rule serves graphs that arrive already fused
- * (IR text written after fuse-attention). A flash-attention backward kernel is CUDA work.
+ * and the backward then fuses on its own. This route keeps the (s, t) scores and probabilities;
+ * by default the rule takes {@link FlashAttentionVjp}'s (attention_lse, attention_grad_q,
+ * attention_grad_kv: no scores kept) wherever it applies, and this one where it does not (a mask
+ * that needs a gradient, v's head dim unlike k's) or when {@link Gradients.Options} turn it off.
  */
 final class AttentionVjp {
     private AttentionVjp() {}
@@ -27,6 +29,9 @@ final class AttentionVjp {
     }
 
     private static String[] attention(Node n, String dy, boolean[] need, GradientBuilder b) {
+        if (b.flashAttention() && FlashAttentionVjp.applies(n, need, b)) {
+            return FlashAttentionVjp.attention(n, dy, need, b);
+        }
         int start = b.nodes().size();
         String out = primitive(n, b);
         List<Node> emitted = List.copyOf(b.nodes().subList(start, b.nodes().size()));

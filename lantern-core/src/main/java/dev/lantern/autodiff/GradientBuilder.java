@@ -26,10 +26,18 @@ final class GradientBuilder {
     private final List<Node> added = new ArrayList<>();
     private int next;
 
-    GradientBuilder(Graph forward) {
+    private final boolean flashAttention;
+
+    GradientBuilder(Graph forward, boolean flashAttention) {
+        this.flashAttention = flashAttention;
         for (Node n : forward.nodes()) {
             types.put(n.name(), n.type());
         }
+    }
+
+    /** Whether attention's rule may emit the flash backward ops (Gradients.Options). */
+    boolean flashAttention() {
+        return flashAttention;
     }
 
     /** The nodes emitted so far, in order. */

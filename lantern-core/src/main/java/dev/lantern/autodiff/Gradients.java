@@ -37,6 +37,21 @@ public final class Gradients {
      * to each of {@code wrt} (SSA names of floating values: params, inputs or intermediates).
      */
     public static BackwardGraph of(Graph forward, String loss, List<String> wrt) {
+        return of(forward, loss, wrt, Options.DEFAULT);
+    }
+
+    /**
+     * How rules choose between equivalent backward forms. {@code flashAttention}: attention's gradient
+     * as attention_lse / attention_grad_q / attention_grad_kv where they apply (the default), or
+     * always through its primitive form (matmul, softmax, matmul: keeps the (s, t) scores).
+     */
+    public record Options(boolean flashAttention) {
+        public static final Options DEFAULT = new Options(true);
+        public static final Options PRIMITIVE_ATTENTION = new Options(false);
+    }
+
+    /** As {@link #of(Graph, String, List)}, with the rules' choices in {@code options}. */
+    public static BackwardGraph of(Graph forward, String loss, List<String> wrt, Options options) {
         Node lossNode = forward.node(loss);
         if (lossNode == null) {
             throw new GradientException("the loss %" + loss + " is not a value of graph " + forward.name());
@@ -57,7 +72,7 @@ public final class Gradients {
         if (new HashSet<>(wrt).size() != wrt.size()) {
             throw new GradientException("a value is asked for twice in " + wrt);
         }
-        GradientBuilder b = new GradientBuilder(forward);
+        GradientBuilder b = new GradientBuilder(forward, options.flashAttention());
         Backprop bp = new Backprop(b, relevant(forward, loss, wrt));
         bp.seed(loss, b.constant(1.0, lt));
         bp.run(forward.nodes());

@@ -38,7 +38,8 @@ final class VjpRules {
         String why = switch (n.op()) {
             case GEMM, FUSED_NORM, ELEMENTWISE_FUSED ->
                     "a fusion-made op has no gradient rule: differentiate the graph before fusion (the builders and the ONNX importer emit primitive ops)";
-            case GELU_GRAD, SILU_GRAD, RELU_GRAD, SOFTMAX_GRAD, RMS_NORM_GRAD, LAYER_NORM_GRAD, CROSS_ENTROPY_GRAD ->
+            case GELU_GRAD, SILU_GRAD, RELU_GRAD, SOFTMAX_GRAD, RMS_NORM_GRAD, LAYER_NORM_GRAD, CROSS_ENTROPY_GRAD,
+                 ATTENTION_LSE, ATTENTION_GRAD_Q, ATTENTION_GRAD_KV ->
                     "a gradient helper op has no gradient rule (second-order gradients are not supported)";
             default -> "no gradient rule for op " + n.op().text();
         };

@@ -51,6 +51,12 @@ public final class OpKernels {
             case REDUCE_SUM -> ReduceSum.run(in.getFirst(), reduced(a.getInts("axes"), in.getFirst().rank()), out);
             case CROSS_ENTROPY -> CrossEntropy.loss(in.get(0), in.get(1), a.getLong("ignore_index", -100), out);
             case CROSS_ENTROPY_GRAD -> CrossEntropy.grad(in.get(0), in.get(1), in.get(2), a.getLong("ignore_index", -100), out);
+            case ATTENTION_LSE -> AttentionBackward.lse(in.get(0), in.get(1), in.size() > 2 ? in.get(2) : null, out,
+                    (float) a.getDouble("scale", 1), a.getBool("causal", false));
+            case ATTENTION_GRAD_Q -> AttentionBackward.gradQ(in.get(0), in.get(1), in.get(2), in.get(3), in.get(4), in.get(5),
+                    in.size() > 6 ? in.get(6) : null, out, (float) a.getDouble("scale", 1), a.getBool("causal", false));
+            case ATTENTION_GRAD_KV -> AttentionBackward.gradKv(in.get(0), in.get(1), in.get(2), in.get(3), in.get(4), in.get(5),
+                    in.size() > 6 ? in.get(6) : null, out, (float) a.getDouble("scale", 1), a.getBool("causal", false));
             case SCATTER_ADD -> ScatterAdd.run(in.get(0), in.get(1), axis(a.getInt("axis", 0), out.rank()), out);
             case MATMUL -> Gemm.matmul(in.get(0), in.get(1), out, a.getBool("transpose_a", false),
                     a.getBool("transpose_b", false), GemmEpilogue.NONE);

@@ -121,4 +121,48 @@ final class GradTypeRules {
         }
         return TensorType.of(upd.dtype(), Shape.of(out));
     }
+    /** (q, k [, mask]) of attention_lse, checked as attention's (q, k, k [, mask]) -> f32[b, h, s]. */
+    static TensorType attentionLse(List<TensorType> in, Attrs a) {
+        TypeRules.requireFinite(a, "scale", Double.NEGATIVE_INFINITY);
+        List<TensorType> as = new java.util.ArrayList<>(List.of(in.get(0), in.get(1), in.get(1)));
+        as.addAll(in.subList(2, in.size()));
+        TypeRules.requireFloat(in.get(0), "q");
+        Shape q = TypeRules.attentionPlain(as, a).shape();
+        return TensorType.of(DType.F32, Shape.of(q.dim(0), q.dim(1), q.dim(2)));
+    }
+
+    /** (q, k, v, o, dy, lse [, mask]) of attention_grad_q -> q's shape and dtype, contiguous. */
+    static TensorType attentionGradQ(List<TensorType> in, Attrs a) {
+        attentionGradOperands(in, a, "attention_grad_q");
+        return in.get(0).contiguous();
+    }
+
+    /** (q, k, v, o, dy, lse [, mask]) of attention_grad_kv -> k's dtype, [2, b, hk, t, d] (dk then dv; e == d). */
+    static TensorType attentionGradKv(List<TensorType> in, Attrs a) {
+        attentionGradOperands(in, a, "attention_grad_kv");
+        Shape k = in.get(1).shape();
+        if (in.get(2).shape().dim(3) != k.dim(3)) {
+            throw new TypeException("attention_grad_kv packs dk and dv in one tensor: it needs v's head dim equal to k's, found "
+                    + in.get(1) + " and " + in.get(2));
+        }
+        return TensorType.of(in.get(1).dtype(), Shape.of(2, k.dim(0), k.dim(1), k.dim(2), k.dim(3)));
+    }
+
+    private static void attentionGradOperands(List<TensorType> in, Attrs a, String what) {
+        TypeRules.requireFinite(a, "scale", Double.NEGATIVE_INFINITY);
+        TypeRules.requireFloat(in.get(0), "q");
+        List<TensorType> as = new java.util.ArrayList<>(in.subList(0, 3));
+        as.addAll(in.subList(6, in.size()));
+        TensorType o = TypeRules.attentionPlain(as, a);
+        for (int i = 3; i < 5; i++) {
+            if (!in.get(i).shape().equals(o.shape()) || in.get(i).dtype() != o.dtype()) {
+                throw new TypeException(what + " needs " + (i == 3 ? "o" : "dy") + " of the attention's type " + o + ", found " + in.get(i));
+            }
+        }
+        Shape s = o.shape();
+        TensorType lse = in.get(5);
+        if (lse.dtype() != DType.F32 || !lse.shape().equals(Shape.of(s.dim(0), s.dim(1), s.dim(2)))) {
+            throw new TypeException(what + " needs lse f32[" + s.dim(0) + "," + s.dim(1) + "," + s.dim(2) + "], found " + lse);
+        }
+    }
 }

@@ -74,6 +74,32 @@ public enum Op {
     LAYER_NORM_GRAD("layer_norm_grad", OpKind.ROWWISE, 3, 3, GradTypeRules::normGrad,
             "%3 = layer_norm_grad(%0, %1, %2) {eps=1.0E-5} : f32[2,128,256]", "eps:f=1e-5"),
 
+    // --- attention's backward (autodiff's rule for attention): the (s, t) scores are never kept;
+    // each op recomputes them block by block from q and k, as the flash forward does. Inputs as
+    // attention's (q (b,h,s,d), k (b,hk,t,d), v (b,hk,t,e), grouped-query heads, causal top-left,
+    // an optional additive mask broadcastable to (b,h,s,t) last); o and dy are (b,h,s,e), lse f32.
+    /**
+     * The row log-sum-exp of attention's scores: {@code lse[b,h,i] = log Σ_j e^(scale·q_i·k_j + mask_ij)}
+     * over the keys row i sees (−inf where it sees none). One q·kᵀ pass; f32[b,h,s] whatever q's dtype.
+     */
+    ATTENTION_LSE("attention_lse", OpKind.COMPOSITE, 2, 3, GradTypeRules::attentionLse,
+            "%2 = attention_lse(%0, %1) {causal=true, scale=0.125} : f32[2,4,128]", "causal:b=false", "scale:f=1.0"),
+    /**
+     * dq of attention from (q, k, v, o, dy, lse [, mask]): with P = e^(S − lse), dP = dy·vᵀ,
+     * D_i = Σ dy_i∘o_i and dS = P∘(dP − D), {@code dq = scale·dS·k}; q's shape, contiguous, q's dtype.
+     */
+    ATTENTION_GRAD_Q("attention_grad_q", OpKind.COMPOSITE, 6, 7, GradTypeRules::attentionGradQ,
+            "%6 = attention_grad_q(%0, %1, %2, %3, %4, %5) {causal=true, scale=0.125} : f32[2,4,128,64]",
+            "causal:b=false", "scale:f=1.0"),
+    /**
+     * dk and dv of attention from (q, k, v, o, dy, lse [, mask]), packed as {@code [2, b, hk, t, d]}
+     * (dk = [0], dv = [1]; needs e == d): {@code dk = scale·dSᵀ·q}, {@code dv = Pᵀ·dy}, each summed over
+     * the query heads of a grouped-query group in head order (a fixed order: deterministic).
+     */
+    ATTENTION_GRAD_KV("attention_grad_kv", OpKind.COMPOSITE, 6, 7, GradTypeRules::attentionGradKv,
+            "%6 = attention_grad_kv(%0, %1, %2, %3, %4, %5) {causal=true, scale=0.125} : f32[2,2,4,128,64]",
+            "causal:b=false", "scale:f=1.0"),
+
     // --- reductions and the loss
     /** The sum over {@code axes} (each in [-rank, rank), no repeats); {@code keepdims} leaves them as size 1. */
     REDUCE_SUM("reduce_sum", OpKind.REDUCTION, 1, 1, GradTypeRules::reduceSum,

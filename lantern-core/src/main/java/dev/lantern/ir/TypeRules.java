@@ -349,7 +349,7 @@ final class TypeRules {
         return TensorType.of(d, t.shape());
     }
 
-    private static TensorType attentionPlain(List<TensorType> in, Attrs a) {
+    static TensorType attentionPlain(List<TensorType> in, Attrs a) {
         sameDtype(in);
         Shape q = in.get(0).shape();
         Shape k = in.get(1).shape();

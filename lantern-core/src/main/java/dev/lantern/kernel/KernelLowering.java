@@ -1,5 +1,6 @@
 package dev.lantern.kernel;
 
+import dev.lantern.ir.Attrs;
 import dev.lantern.ir.ElementwiseExpr;
 import dev.lantern.ir.Graph;
 
@@ -65,6 +66,9 @@ public final class KernelLowering {
         TABLE.put(Op.REDUCE_SUM, KernelLowering::reduction);
         TABLE.put(Op.CROSS_ENTROPY, KernelLowering::reduction);
         TABLE.put(Op.SCATTER_ADD, KernelLowering::copy);
+        TABLE.put(Op.ATTENTION_LSE, KernelLowering::attentionGrad);
+        TABLE.put(Op.ATTENTION_GRAD_Q, KernelLowering::attentionGrad);
+        TABLE.put(Op.ATTENTION_GRAD_KV, KernelLowering::attentionGrad);
         for (Op op : Op.values()) {
             if (op.isElementwise()) {
                 TABLE.put(op, KernelLowering::elementwise);
@@ -233,6 +237,32 @@ public final class KernelLowering {
                         List.of(new IterationSpace.Axis("t", k.dim(2)), new IterationSpace.Axis("d", q.dim(3)))),
                 perHead ? Tile.of("q_block", q.dim(2), "kv_block", k.dim(2)) : Tile.of("q_block", 32, "kv_block", 64),
                 n.inputs().size() > 3 ? List.of("q", "k", "v", "mask") : List.of("q", "k", "v"), ws, spec);
+    }
+
+    /**
+     * attention's backward ops: (batch, head, query block) tasks for lse and dq, (batch, K/V head,
+     * key block) tasks for dk;dv, each recomputing its score blocks (never the whole (s, t)).
+     */
+    private static Described attentionGrad(Node n, Graph g) {
+        Shape q = g.type(n.input(0)).shape();
+        Shape k = g.type(n.input(1)).shape();
+        Attrs a = n.op().withDefaults(n.attrs());
+        boolean lse = n.op() == Op.ATTENTION_LSE;
+        boolean mask = n.inputs().size() > (lse ? 2 : 6);
+        List<String> roles = new ArrayList<>(lse ? List.of("q", "k") : List.of("q", "k", "v", "o", "dy", "lse"));
+        if (mask) {
+            roles.add("mask");
+        }
+        Map<String, String> spec = Map.of("B", "" + q.dim(0), "H", "" + q.dim(1), "HK", "" + k.dim(1), "S", "" + q.dim(2),
+                "T", "" + k.dim(2), "D", "" + q.dim(3), "causal", "" + a.getBool("causal", false),
+                "scale", "" + a.getDouble("scale", 1.0), "mask", mask ? g.type(n.input(roles.size() - 1)).shape().toString() : "none");
+        boolean kv = n.op() == Op.ATTENTION_GRAD_KV;
+        IterationSpace space = kv
+                ? new IterationSpace(List.of(new IterationSpace.Axis("b", q.dim(0)), new IterationSpace.Axis("hk", k.dim(1)),
+                        new IterationSpace.Axis("t", k.dim(2))), List.of(new IterationSpace.Axis("s", q.dim(2)), new IterationSpace.Axis("d", q.dim(3))))
+                : new IterationSpace(List.of(new IterationSpace.Axis("b", q.dim(0)), new IterationSpace.Axis("h", q.dim(1)),
+                        new IterationSpace.Axis("s", q.dim(2))), List.of(new IterationSpace.Axis("t", k.dim(2)), new IterationSpace.Axis("d", q.dim(3))));
+        return new Described(KernelKind.ATTENTION, List.of(n.op().text()), space, Tile.of("q_block", 32, "kv_block", 64), roles, List.of(), spec);
     }
 
     private static Described norm(Node n, Graph g) {

@@ -22,6 +22,7 @@ import java.util.Set;
  * <pre>
  *   matmul / attention on f32           ->  cast inputs to low, op in low, cast the result to f32
  *   softmax / norms on a low input      ->  cast inputs to f32, op in f32, cast the result back
+ *   attention_lse / _grad_q / _grad_kv  ->  q, k, v, o, dy, mask cast to low, lse kept f32, gradients cast to f32
  *   cast(param f32) {to=low}            ->  the parameter declared low (converted once, at bind time)
  *   ew(cast(a {low}) {to=f32}, ...)     ->  cast(ew(a, ...) {low}) {to=f32}  (elementwise ops and RoPE whose
  *                                           inputs are all low stay low, as torch.autocast runs them;
@@ -66,6 +67,7 @@ public final class Autocast implements Pass {
         List<Rule> r = new ArrayList<>(List.of(
                 Rule.of("low-precision-op", this::lowOp),
                 Rule.of("f32-island", this::f32Island),
+                Rule.of("attention-backward-low", this::lowAttentionBackward),
                 Rule.of("param-in-low-precision", this::lowParam),
                 Rule.of("elementwise-stays-low", this::lowElementwise),
                 Rule.of("gather-from-low-table", this::lowGather),
@@ -96,6 +98,39 @@ public final class Autocast implements Pass {
 
     private Rewrite lowOp(Node n, RewriteContext cx) {
         return LOW.contains(n.op()) && n.type().dtype() == DType.F32 ? around(n, cx, low, DType.F32) : null;
+    }
+
+    /**
+     * attention's backward ops read q, k, v, o, dy (and the mask) in low precision, as the forward
+     * attention does; lse stays f32 (it is a log-sum of exponentials: bf16 would round e^(s − lse)
+     * by up to 2^-8 relative). attention_lse's result is f32 whatever its inputs, so no cast after
+     * it; the gradients are cast back to f32.
+     */
+    private Rewrite lowAttentionBackward(Node n, RewriteContext cx) {
+        boolean lse = n.op() == Op.ATTENTION_LSE;
+        if (!lse && n.op() != Op.ATTENTION_GRAD_Q && n.op() != Op.ATTENTION_GRAD_KV || cx.type(n.input(0)).dtype() != DType.F32) {
+            return null;
+        }
+        List<Node> out = new ArrayList<>();
+        List<String> ins = new ArrayList<>();
+        for (int i = 0; i < n.inputs().size(); i++) {
+            String v = n.input(i);
+            if (!lse && i == 5 || cx.type(v).dtype() == low) {
+                ins.add(v);
+            } else {
+                Node c = Build.cast(cx, v, low);
+                out.add(c);
+                ins.add(c.name());
+            }
+        }
+        if (lse) {
+            out.add(new Node(n.name(), n.op(), ins, n.attrs(), n.type()));
+            return Rewrite.to(out);
+        }
+        Node op = new Node(cx.fresh(), n.op(), ins, n.attrs(), n.type().withDtype(low));
+        out.add(op);
+        out.add(new Node(n.name(), Op.CAST, List.of(op.name()), Attrs.of("to", DType.F32.text()), n.type()));
+        return Rewrite.to(out);
     }
 
     /**

@@ -126,6 +126,11 @@ public final class ReferenceInterpreter {
             }
             case CROSS_ENTROPY -> GradRef.crossEntropy(in.get(0), in.get(1), a.getLong("ignore_index", -100));
             case CROSS_ENTROPY_GRAD -> GradRef.crossEntropyGrad(in.get(0), in.get(1), in.get(2), a.getLong("ignore_index", -100));
+            case ATTENTION_LSE -> AttentionGradRef.lse(in.get(0), in.get(1), in.size() > 2 ? in.get(2) : null,
+                    a.getDouble("scale", 1), a.getBool("causal", false));
+            case ATTENTION_GRAD_Q, ATTENTION_GRAD_KV -> AttentionGradRef.grad(in.get(0), in.get(1), in.get(2), in.get(3), in.get(4),
+                    in.get(5), in.size() > 6 ? in.get(6) : null, a.getDouble("scale", 1), a.getBool("causal", false),
+                    n.op() == Op.ATTENTION_GRAD_KV);
             case SCATTER_ADD -> GradRef.scatterAdd(in.get(0), in.get(1), axis(a.getInt("axis", 0), out.rank()), out);
             case MATMUL -> RefOps.matmul(in.get(0), in.get(1), a.getBool("transpose_a", false), a.getBool("transpose_b", false), out);
             case RESHAPE -> new RefTensor(out, in.getFirst().data());

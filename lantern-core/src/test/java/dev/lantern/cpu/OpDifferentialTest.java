@@ -80,6 +80,18 @@ class OpDifferentialTest {
             c.add(OpCase.of(Op.ATTENTION, a("causal", true, "scale", 0.35), t, s(1, 2, 7, 8), s(1, 2, 7, 8), s(1, 2, 7, 8)));
             c.add(OpCase.of(Op.ATTENTION, a("scale", 0.25), t, s(2, 2, 33, 16), s(2, 2, 70, 16), s(2, 2, 70, 5)));
             c.add(OpCase.of(Op.ATTENTION, a("causal", true, "scale", 0.125), t, s(1, 3, 65, 16), s(1, 3, 100, 16), s(1, 3, 100, 16)));
+            // attention's backward: lse from q, k (and a mask); the gradients from drawn o, dy and lse (lse is f32:
+            // only the f32 cases draw it here, FlashAttentionGradTest checks bf16 with consistent o and lse)
+            c.add(OpCase.of(Op.ATTENTION_LSE, a("causal", true, "scale", 0.35), t, s(1, 4, 37, 8), s(1, 2, 71, 8)));
+            c.add(OpCase.of(Op.ATTENTION_LSE, a("scale", 0.2), t, s(2, 2, 33, 5), s(2, 2, 7, 5), s(2, 1, 1, 7)));
+            if (t == F32) {
+                for (Op op : List.of(Op.ATTENTION_GRAD_Q, Op.ATTENTION_GRAD_KV)) {
+                    c.add(OpCase.of(op, a("causal", true, "scale", 0.3), t, s(1, 4, 37, 8), s(1, 2, 71, 8), s(1, 2, 71, 8),
+                            s(1, 4, 37, 8), s(1, 4, 37, 8), s(1, 4, 37)));
+                    c.add(OpCase.of(op, a("scale", 0.25), t, s(2, 3, 9, 5), s(2, 3, 67, 5), s(2, 3, 67, 5),
+                            s(2, 3, 9, 5), s(2, 3, 9, 5), s(2, 3, 9), s(2, 1, 9, 67)));
+                }
+            }
             c.add(OpCase.of(Op.CAST, a("to", t == F32 ? "bf16" : "f32"), t, s(7, 33)));
             c.add(OpCase.of(Op.CAST, a("to", t == F16 ? "bf16" : "f16"), t, s(1029)));
             c.add(OpCase.of(Op.RESHAPE, a("shape", s(3, 77)), t, s(7, 33)));

@@ -9,7 +9,6 @@ import dev.lantern.RunMode;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.ir.DType;
-import dev.lantern.ir.Node;
 import dev.lantern.ir.Shape;
 import dev.lantern.tensor.Tensor;
 import dev.lantern.trace.Span;
@@ -95,8 +94,7 @@ public final class Trainer implements AutoCloseable {
         this.options = options;
         // every floating parameter is trained; an integer table (an imported model's position ids) is bound as it is
         try (Span s = Tracing.span("differentiate", "compile")) {
-            this.backward = Gradients.of(model.graph(), model.scaledLoss(),
-                    model.graph().params().stream().filter(n -> n.type().dtype().isFloating()).map(Node::name).toList());
+            this.backward = StepGradients.of(model, mode);
         }
         CompileOptions co = CompileOptions.defaults().withAmp(options.amp()).withDeterministic(options.deterministic());
         DType low = options.amp().dtype();

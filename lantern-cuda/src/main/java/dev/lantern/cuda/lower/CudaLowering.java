@@ -48,6 +48,10 @@ public final class CudaLowering {
                 Op.REDUCE_SUM, Op.SCATTER_ADD}) {
             TABLE.put(op, gradient);
         }
+        KernelLowerer attentionBackward = new AttentionBackwardLowerer();
+        for (Op op : new Op[] {Op.ATTENTION_LSE, Op.ATTENTION_GRAD_Q, Op.ATTENTION_GRAD_KV}) {
+            TABLE.put(op, attentionBackward);
+        }
         KernelLowerer elementwise = new ElementwiseLowerer();
         for (Op op : Op.values()) {
             if (op.isElementwise()) {

@@ -1,5 +1,6 @@
 package dev.lantern.cuda.lower;
 
+import dev.lantern.cuda.codegen.AttentionBackwardSpec;
 import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CastSpec;
 import dev.lantern.cuda.codegen.CudaKernelSource;
@@ -53,6 +54,8 @@ public final class KernelNames {
             case ScatterAddSpec x -> new ScatterAddSpec(n, x.outer(), x.count(), x.size(), x.inner(), x.dtype(), x.idsType());
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
                     x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys(), x.group(), x.masked());
+            case AttentionBackwardSpec x -> new AttentionBackwardSpec(n, x.kind(), x.batch(), x.heads(), x.group(), x.seqQ(), x.seqK(),
+                    x.headDim(), x.causal(), x.scale(), x.dtype(), x.masked());
         };
     }
 }

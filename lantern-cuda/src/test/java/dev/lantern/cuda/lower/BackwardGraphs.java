@@ -9,6 +9,8 @@ import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.IrParser;
 import dev.lantern.train.run.LanguageModel;
+import dev.lantern.train.run.StepGradients;
+import dev.lantern.RunMode;
 import java.util.List;
 
 /**
@@ -54,8 +56,13 @@ final class BackwardGraphs {
         return LanguageModel.of(cfg, vocab, 7);
     }
 
-    /** The training step's graph: the loss and every floating parameter's gradient. */
+    /** The training step's graph as the trainer makes it (attention fused, then differentiated): the loss and every floating parameter's gradient. */
     static BackwardGraph backward(LanguageModel m) {
+        return StepGradients.of(m, RunMode.GRAPH);
+    }
+
+    /** The step differentiated through the primitive attention (matmul, softmax, matmul), as the eager baseline does. */
+    static BackwardGraph primitiveBackward(LanguageModel m) {
         return Gradients.ofParams(m.graph(), m.scaledLoss());
     }
 

@@ -99,15 +99,20 @@ class BackwardLoweringTest {
     @Test
     void trainingStepOfALanguageModelLowers() {
         var lm = BackwardGraphs.model(BackwardGraphs.ODD, 29);
-        var bg = BackwardGraphs.backward(lm);
-        for (CompileOptions.Amp amp : CompileOptions.Amp.values()) {
-            for (boolean fuse : new boolean[] {true, false}) {
-                CompiledModel m = BackwardGraphs.compile(bg.graph(), fuse, amp);
-                Set<Op> ops = EnumSet.noneOf(Op.class);
-                m.kernels().forEach(k -> ops.add(k.node().op()));
-                CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
-                assertTrue(l.launches() > 10 && l.gemms() > 5, amp + " " + fuse + ": " + l.launches() + " launches");
-                assertTrue(ops.contains(Op.SCATTER_ADD) && ops.contains(Op.CROSS_ENTROPY_GRAD), ops.toString());
+        for (var bg : List.of(BackwardGraphs.backward(lm), BackwardGraphs.primitiveBackward(lm))) {
+            boolean flash = bg.graph().nodes().stream().anyMatch(n -> n.op() == Op.ATTENTION_GRAD_KV);
+            for (CompileOptions.Amp amp : CompileOptions.Amp.values()) {
+                for (boolean fuse : new boolean[] {true, false}) {
+                    CompiledModel m = BackwardGraphs.compile(bg.graph(), fuse, amp);
+                    Set<Op> ops = EnumSet.noneOf(Op.class);
+                    m.kernels().forEach(k -> ops.add(k.node().op()));
+                    CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
+                    assertTrue(l.launches() > 10 && l.gemms() > 3, amp + " " + fuse + ": " + l.launches() + " launches");
+                    assertTrue(ops.contains(Op.SCATTER_ADD) && ops.contains(Op.CROSS_ENTROPY_GRAD), ops.toString());
+                    // the trainer's step: flash attention forward and backward, no (s, t) softmax_grad
+                    assertEquals(flash, ops.containsAll(List.of(Op.ATTENTION, Op.ATTENTION_LSE, Op.ATTENTION_GRAD_Q, Op.ATTENTION_GRAD_KV))
+                            && !ops.contains(Op.SOFTMAX_GRAD), amp + " " + fuse + " " + ops);
+                }
             }
         }
     }

@@ -1,0 +1,72 @@
+package dev.lantern.train.run;
+
+import dev.lantern.RunMode;
+import dev.lantern.autodiff.BackwardGraph;
+import dev.lantern.autodiff.Gradients;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.engine.CompiledCpuExecutor;
+import dev.lantern.engine.Compiler;
+import dev.lantern.frontend.nn.BlockConfig;
+import dev.lantern.ir.DType;
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.Node;
+import dev.lantern.ir.Op;
+import dev.lantern.ir.Shape;
+import dev.lantern.reference.Accuracy;
+import dev.lantern.tensor.Tensor;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The training step's graph fuses attention before differentiating: the forward is one attention
+ * op and the backward the flash ops (no softmax_grad over (s, t) scores), with the same gradients
+ * as the primitive form's on the compiled CPU executor; the eager baseline keeps the primitive form.
+ */
+class StepGradientsTest {
+    static final BlockConfig CFG = BlockConfig.parse("2,37,32,4,64");
+
+    @Test
+    void theStepDifferentiatesTheFusedAttention() {
+        LanguageModel m = LanguageModel.of(CFG, 13, 3);
+        BackwardGraph flash = StepGradients.of(m, RunMode.GRAPH);
+        assertTrue(count(flash.graph(), Op.ATTENTION) == 1 && count(flash.graph(), Op.ATTENTION_GRAD_KV) == 1
+                && count(flash.graph(), Op.SOFTMAX_GRAD) == 0, "fused forward, flash backward");
+        BackwardGraph eager = StepGradients.of(m, RunMode.EAGER);
+        assertTrue(count(eager.graph(), Op.ATTENTION) == 0 && count(eager.graph(), Op.SOFTMAX_GRAD) == 1, "the primitive form");
+
+        Graph f = m.graph();
+        List<String> trained = f.params().stream().map(Node::name).toList();
+        BackwardGraph prim = Gradients.of(f, m.scaledLoss(), trained, Gradients.Options.PRIMITIVE_ATTENTION);
+        Map<String, Tensor> in = new HashMap<>();
+        Tensor ids = Tensor.allocate(DType.I64, Shape.of(CFG.batch(), CFG.seq()));
+        Tensor targets = Tensor.allocate(DType.I64, Shape.of(CFG.batch(), CFG.seq()));
+        for (int i = 0; i < ids.numel(); i++) {
+            ids.set(i, (i * 7 + i / 5) % 13);
+            targets.set(i, (i * 3 + 1) % 13);
+        }
+        in.put(m.ids(), ids);
+        in.put(m.targets(), targets);
+        in.put(m.scale(), Tensor.of(DType.F32, Shape.scalar(), new float[] {1f}));
+        Map<String, Tensor> a = run(flash, m, in);
+        Map<String, Tensor> b = run(prim, m, in);
+        for (Map.Entry<String, String> e : m.paramNames().entrySet()) {
+            double err = Accuracy.relErr(a.get(flash.gradientOf(e.getKey())).toDoubles(), b.get(prim.gradientOf(e.getKey())).toDoubles());
+            assertTrue(err < 1e-4, e.getValue() + ": rel err " + err);
+        }
+    }
+
+    private static Map<String, Tensor> run(BackwardGraph bg, LanguageModel m, Map<String, Tensor> in) {
+        try (CompiledCpuExecutor exec = new CompiledCpuExecutor(Compiler.compile(bg.graph(), CompileOptions.defaults())).bind(m.initial())) {
+            return exec.run(in);
+        }
+    }
+
+    private static long count(Graph g, Op op) {
+        return g.nodes().stream().filter(n -> n.op() == op).count();
+    }
+}

@@ -1,0 +1,70 @@
+package dev.lantern.cuda.codegen;
+
+import dev.lantern.ir.DType;
+
+/**
+ * attention's backward kernels (the IR's attention_lse, attention_grad_q, attention_grad_kv), which
+ * recompute the scores from q and k instead of reading an (s, t) matrix:
+ *
+ * <pre>
+ * LSE:     lse[b,h,i] = log Σ_j e^(scale q_i·k_j + mask_ij)  (f32; −inf for a row that sees no key)
+ *          args: q, k, [amask], lse, heads, seq_q, seq_k, q/k (b,h,s) strides, [amask's]
+ * DELTA:   delta[b,h,i] = Σ dy_i∘o_i  (f32)          args: o, dy, delta, heads, seq_q, o/dy strides
+ * GRAD_Q:  dq_i = scale Σ_j P_ij (dy_i·v_j − delta_i) k_j,   P = e^(scale q·kᵀ + mask − lse)
+ * GRAD_KV: dk_j = scale Σ_h Σ_i P_ij (dy_i·v_j − delta_i) q_i,  dv_j = Σ_h Σ_i P_ij dy_i
+ *          (out [2, b, hk, t, d]: dk then dv), the group's query heads in order
+ *          args: q, k, v, dy, lse, delta, [amask], out, heads, seq_q, seq_k, q/k/v/dy strides, [amask's]
+ * </pre>
+ *
+ * q (b, heads, seq_q, d), k and v (b, heads / group, seq_k, d); head_dim contiguous in every
+ * operand; the causal mask top-left (query i sees keys 0..i). Each output element is owned by
+ * one warp that sums in a fixed order (no atomics): strict mode runs every kind.
+ */
+public record AttentionBackwardSpec(String name, Kind kind, long batch, long heads, int group, long seqQ, long seqK, int headDim,
+                                    boolean causal, double scale, DType dtype, boolean masked) implements KernelSpec {
+    public enum Kind { LSE, DELTA, GRAD_Q, GRAD_KV }
+
+    public AttentionBackwardSpec {
+        KernelSpec.checkName(name);
+        KernelSpec.checkPositive(batch, name + ": batch");
+        KernelSpec.checkPositive(heads, name + ": heads");
+        KernelSpec.checkPositive(group, name + ": group");
+        KernelSpec.checkPositive(seqQ, name + ": seq_q");
+        KernelSpec.checkPositive(seqK, name + ": seq_k");
+        KernelSpec.checkPositive(headDim, name + ": head_dim");
+        if (heads % group != 0) {
+            throw new CodegenException(name + ": " + heads + " query heads do not split into groups of " + group + " (heads % group must be 0)");
+        }
+        if (headDim > 1024) {
+            throw new CodegenException(name + ": head_dim " + headDim + " is over 1024");
+        }
+        if (!Double.isFinite(scale)) {
+            throw new CodegenException(name + ": scale must be finite, got " + scale);
+        }
+    }
+
+    /** The number of K/V heads. */
+    public long kvHeads() {
+        return heads / group;
+    }
+
+    /** Matrix FLOPs of the whole backward (q·kᵀ twice, dy·vᵀ, dS·k, dSᵀ·q, Pᵀ·dy): 10·b·h·s·t·d, halved when causal. */
+    public double flops() {
+        return 10.0 * batch * heads * seqQ * seqK * headDim * (causal ? 0.5 : 1.0);
+    }
+
+    /**
+     * Whether {@code target} renders this spec with tensor cores ({@link AttentionBackwardMmaRenderer}):
+     * bf16/f16, head_dim 64 or 128, mma.sync; DELTA (a row dot product) always takes the general kernel.
+     * The system property {@code lantern.attention.backward.general=true} turns the fast path off.
+     */
+    public boolean fastPath(CudaTarget target) {
+        return !Boolean.getBoolean("lantern.attention.backward.general") && AttentionBackwardMmaRenderer.supports(this, target);
+    }
+
+    @Override
+    public CudaKernelSource render(CudaTarget target) {
+        target.requireDtype(dtype, name);
+        return fastPath(target) ? new AttentionBackwardMmaRenderer(this, target).render() : new AttentionBackwardGeneralRenderer(this).render();
+    }
+}

@@ -1,0 +1,162 @@
+package dev.lantern.cuda.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.lantern.Device;
+import dev.lantern.Lantern;
+import dev.lantern.Program;
+import dev.lantern.RunMode;
+import dev.lantern.Session;
+import dev.lantern.Weights;
+import dev.lantern.cuda.engine.CudaSession;
+import dev.lantern.engine.CompileOptions;
+import dev.lantern.ir.DType;
+import dev.lantern.ir.Graph;
+import dev.lantern.ir.IrParser;
+import dev.lantern.ir.Node;
+import dev.lantern.reference.Accuracy;
+import dev.lantern.reference.RefTensor;
+import dev.lantern.reference.ReferenceInterpreter;
+import dev.lantern.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * attention's flash backward on CUDA (attention_lse, attention_grad_q, attention_grad_kv) against
+ * the float64 reference on odd shapes (prime lengths, s ≠ t, grouped-query heads, causal, masks)
+ * in f32, bf16 and f16, compiled and in strict mode (two runs bit-identical); then the backward at
+ * 16×32×1024×128 bf16, causal and not, timed (median ms, printed as {@code [flash-bwd]} lines
+ * for comparison with {@code scripts/bench/torch_sdpa_bwd.py}).
+ */
+@Tag("gpu")
+class FlashAttentionBackwardGpuTest {
+    /** b, h, hk, s, t, d, causal, mask shape or null. */
+    static Stream<Arguments> cases() {
+        List<Arguments> all = new ArrayList<>();
+        Object[][] shapes = {
+            {1, 2, 2, 37, 37, 64, true, null},
+            {2, 6, 2, 61, 131, 64, false, new int[] {2, 1, 1, 131}},
+            {1, 4, 1, 97, 41, 128, true, null},
+            {1, 3, 3, 29, 67, 128, true, new int[] {1, 3, 29, 67}},
+            {2, 4, 2, 13, 17, 37, false, null},
+            {1, 2, 1, 5, 3, 8, true, new int[] {1, 1, 5, 3}},
+        };
+        for (Object[] sh : shapes) {
+            for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
+                Object[] a = new Object[sh.length + 1];
+                System.arraycopy(sh, 0, a, 0, sh.length);
+                a[sh.length] = t;
+                all.add(Arguments.of(a));
+            }
+        }
+        return all.stream();
+    }
+
+    static String graph(int b, int h, int hk, int s, int t, int d, boolean causal, int[] mask, String dt) {
+        String attrs = "{causal=" + causal + ", scale=" + (1 / Math.sqrt(d)) + "}";
+        String q = dt + "[" + b + "," + h + "," + s + "," + d + "]";
+        String kv = dt + "[" + b + "," + hk + "," + t + "," + d + "]";
+        String m = mask == null ? "" : ", %m";
+        StringBuilder g = new StringBuilder("graph @flash_bwd {\n");
+        g.append("  %q = input {name=\"q\"} : ").append(q).append('\n');
+        g.append("  %k = input {name=\"k\"} : ").append(kv).append('\n');
+        g.append("  %v = input {name=\"v\"} : ").append(kv).append('\n');
+        g.append("  %dy = input {name=\"dy\"} : ").append(q).append('\n');
+        if (mask != null) {
+            g.append("  %m = input {name=\"m\"} : ").append(dt).append(java.util.Arrays.toString(mask).replace(" ", "")).append('\n');
+        }
+        g.append("  %o = attention(%q, %k, %v").append(m).append(") ").append(attrs).append(" : ").append(q).append('\n');
+        g.append("  %lse = attention_lse(%q, %k").append(m).append(") ").append(attrs)
+                .append(" : f32[").append(b).append(',').append(h).append(',').append(s).append("]\n");
+        g.append("  %dq = attention_grad_q(%q, %k, %v, %o, %dy, %lse").append(m).append(") ").append(attrs).append(" : ").append(q).append('\n');
+        g.append("  %dkv = attention_grad_kv(%q, %k, %v, %o, %dy, %lse").append(m).append(") ").append(attrs)
+                .append(" : ").append(dt).append("[2,").append(b).append(',').append(hk).append(',').append(t).append(',').append(d).append("]\n");
+        g.append("  return %lse, %dq, %dkv\n}\n");
+        return g.toString();
+    }
+
+    @ParameterizedTest(name = "{0}x{1}/{2}x{3}x{4}x{5} causal={6} {8}")
+    @MethodSource("cases")
+    void matchesTheFloat64Reference(int b, int h, int hk, int s, int t, int d, boolean causal, int[] mask, DType dtype) {
+        Gpu.device();
+        Graph g = IrParser.parse(graph(b, h, hk, s, t, d, causal, mask, dtype.name().toLowerCase(Locale.ROOT)));
+        SplittableRandom r = new SplittableRandom(31L * s + t + d);
+        Map<String, Tensor> in = new HashMap<>();
+        for (Node n : g.inputs()) {
+            String name = n.attrs().getString("name", n.name());
+            Tensor v = Tensor.allocate(n.type().dtype(), n.type().shape());
+            for (long i = 0; i < v.numel(); i++) {
+                // the mask: a few keys (never key 0) at -inf, the rest small
+                v.set(i, name.equals("m") ? (i % 5 == 2 && i % t != 0 ? Float.NEGATIVE_INFINITY : (float) r.nextGaussian())
+                        : (float) (1.5 * r.nextGaussian()));
+            }
+            in.put(name, v);
+        }
+        Map<String, RefTensor> ref = ReferenceInterpreter.run(g, in);
+        double tol = dtype == DType.F32 ? 1e-4 : 2e-2;
+        String what = g.inputs().getFirst().type() + " causal=" + causal + " mask=" + (mask != null) + " hk=" + hk;
+        for (boolean strict : new boolean[] {false, true}) {
+            Program p = Lantern.compile(g, CompileOptions.defaults().withTarget("cuda").withDeterministic(strict));
+            try (Session sess = p.load(Device.cuda(0), Weights.of(Map.of()), RunMode.COMPILED)) {
+                Map<String, Tensor> first = sess.run(in);
+                for (String out : g.outputs()) {
+                    double e = Accuracy.relErr(first.get(out).toDoubles(), ref.get(out).data());
+                    assertTrue(e <= tol, what + (strict ? " strict" : "") + " %" + out + ": rel err " + e + " > " + tol);
+                }
+                if (strict) {
+                    Map<String, Tensor> again = sess.run(in);
+                    for (String out : g.outputs()) {
+                        assertArrayEquals(first.get(out).toDoubles(), again.get(out).toDoubles(), what + ": strict mode, two runs of %" + out + " differ");
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The backward of 16×32×1024×128 bf16 attention (lse recomputed, delta, dq, dk;dv: what the
+     * training step runs), median of device-timed forwards of a graph holding only it, causal and not.
+     */
+    @Test
+    void timesTheBackwardAtTheBenchmarkShape() {
+        Gpu.device();
+        int b = 16;
+        int h = 32;
+        int s = 1024;
+        int d = 128;
+        for (boolean causal : new boolean[] {true, false}) {
+            String attrs = "{causal=" + causal + ", scale=" + (1 / Math.sqrt(d)) + "}";
+            String x = "bf16[" + b + "," + h + "," + s + "," + d + "]";
+            Graph g = IrParser.parse("graph @flash_bwd_bench {\n"
+                    + "  %q = input {name=\"q\"} : " + x + "\n  %k = input {name=\"k\"} : " + x + "\n"
+                    + "  %v = input {name=\"v\"} : " + x + "\n  %o = input {name=\"o\"} : " + x + "\n"
+                    + "  %dy = input {name=\"dy\"} : " + x + "\n"
+                    + "  %lse = attention_lse(%q, %k) " + attrs + " : f32[" + b + "," + h + "," + s + "]\n"
+                    + "  %dq = attention_grad_q(%q, %k, %v, %o, %dy, %lse) " + attrs + " : " + x + "\n"
+                    + "  %dkv = attention_grad_kv(%q, %k, %v, %o, %dy, %lse) " + attrs + " : bf16[2," + b + "," + h + "," + s + "," + d + "]\n"
+                    + "  return %dq, %dkv\n}\n");
+            try (CudaSession sess = CudaSession.open(Gpu.device(), g, Map.of(), CudaSession.Options.compiled())) {
+                sess.fillInputs(5);
+                double ms = sess.timeMs(sess::forward, 2, 5);
+                double flops = 10.0 * b * h * s * s * d * (causal ? 0.5 : 1.0);
+                System.out.printf(Locale.ROOT, "[flash-bwd] %dx%dx%dx%d bf16 causal=%b: %.3f ms (%.1f TFLOP/s)%n",
+                        b, h, s, d, causal, ms, flops / ms / 1e9);
+                for (CudaSession.StepTime st : sess.profile(1, 3)) {
+                    System.out.printf(Locale.ROOT, "[flash-bwd]   %-40s %.3f ms%n", st.op(), st.ms());
+                }
+                assertTrue(ms > 0, "a positive time");
+            }
+        }
+    }
+}
