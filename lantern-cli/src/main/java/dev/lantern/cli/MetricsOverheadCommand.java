@@ -130,6 +130,8 @@ final class MetricsOverheadCommand {
                     switch (est.verdict(LIMIT_PCT)) {
                         case "within" -> "within 1 %";
                         case "above" -> "above 1 %";
+                        case "too-few-blocks" -> "no verdict below " + 2 * PairedOverhead.MIN_BLOCKS + " pairs";
+                        case "implausible" -> "faster with the exporter on: the machine's noise, not the exporter; rerun on a quiet machine";
                         default -> "1 % not resolved: more --pairs or a quieter machine";
                     },
                     est.blocks(), pairs, segmentS, offMs, onMs, pooled, scrapes.get(), failedScrapes.get());

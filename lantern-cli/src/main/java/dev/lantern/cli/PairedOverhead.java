@@ -61,8 +61,22 @@ record PairedOverhead(int pairs, int blocks, double overheadPct, double ciLowPct
         return new PairedOverhead(n, blocks, pct(estimate), pct(percentile(boot, 0.025)), pct(percentile(boot, 0.975)), pairPct);
     }
 
-    /** Whether the interval settles "at most {@code limitPct}": {@code within}, {@code above}, or {@code unresolved} when it straddles the line. */
+    /** Fewer ABBA blocks than this give no verdict: a bootstrap of the median of 3 or 4 values is little more than their range. */
+    static final int MIN_BLOCKS = 5;
+
+    /**
+     * Whether the interval settles "at most {@code limitPct} slower": {@code within}, {@code above},
+     * {@code unresolved} when it straddles the line; {@code too-few-blocks} below {@link #MIN_BLOCKS};
+     * {@code implausible} when the whole interval says the "on" side is faster by more than the
+     * limit, which serving metrics cannot cause: noise the pairing did not cancel.
+     */
     String verdict(double limitPct) {
+        if (blocks < MIN_BLOCKS) {
+            return "too-few-blocks";
+        }
+        if (ciHighPct < -limitPct) {
+            return "implausible";
+        }
         return ciHighPct <= limitPct ? "within" : ciLowPct > limitPct ? "above" : "unresolved";
     }
 

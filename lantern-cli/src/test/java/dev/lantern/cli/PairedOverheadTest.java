@@ -91,10 +91,14 @@ class PairedOverheadTest {
         double[][] large = synthetic(40, 3.0, 0.001, 0.003, 5);
         PairedOverhead l = PairedOverhead.of(large[0], large[1], 5);
         assertEquals("above", l.verdict(1.0), l.toString());
-        double[][] noisy = synthetic(6, 1.0, 0, 0.05, 5);
+        double[][] noisy = synthetic(12, 1.0, 0, 0.05, 5);
         PairedOverhead n = PairedOverhead.of(noisy[0], noisy[1], 5);
         assertEquals("unresolved", n.verdict(1.0), n.toString());
-        assertTrue(n.ciHighPct() - n.ciLowPct() > 2, "5 % noise, 3 blocks: a wide interval " + n);
+        assertTrue(n.ciHighPct() - n.ciLowPct() > 2, "5 % noise, 6 blocks: a wide interval " + n);
+        double[][] few = synthetic(8, 0.0, 0, 0.001, 5);
+        assertEquals("too-few-blocks", PairedOverhead.of(few[0], few[1], 5).verdict(1.0), "4 blocks");
+        double[][] faster = synthetic(20, -5.0, 0, 0.003, 5);
+        assertEquals("implausible", PairedOverhead.of(faster[0], faster[1], 5).verdict(1.0), "5 % faster with the exporter on");
     }
 
     @Test
