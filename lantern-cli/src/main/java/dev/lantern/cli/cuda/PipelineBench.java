@@ -38,7 +38,7 @@ final class PipelineBench {
         boolean big = (long) cfg.batch() * cfg.seq() > 4096;
         int forwards = big ? 40 : 200;
         progress.accept("macro " + cfg.name() + ": input pipeline (compiling)");
-        CompileOptions co = CompileOptions.defaults().withTarget("cuda").withDeterministic(bench.deterministic());
+        CompileOptions co = CompileOptions.defaults().withTarget("cuda").withFuse(true).withDeterministic(bench.deterministic());
         CudaSession.Options options = CudaSession.Options.compiled().withPolicy(GraphPolicy.PREFER).withAutotune(tune);
         try (CudaSession s = CudaSession.open(device, Compiler.compile(model.graph(), co), null, options)) {
             s.fillInputs(seed);
