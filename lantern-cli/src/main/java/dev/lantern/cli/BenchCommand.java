@@ -11,7 +11,7 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * {@code lantern bench macro --config decoder|encoder|decoder-small [--device cuda] [--json]}
+ * {@code lantern bench macro --config decoder|encoder|decoder-small [--device cuda] [--pipeline] [--json]}
  * and {@code lantern bench micro [--device cuda] [--json]}: GPU benchmarks, one record per
  * figure in torch_ref.py's form ({@code case}, {@code impl}, {@code ms}, {@code tflops} or
  * {@code gbps}, {@code peak_mib}). {@code --device} defaults to cuda; without a GPU the command
@@ -31,7 +31,7 @@ final class BenchCommand {
         if (!argv.isEmpty() && argv.getFirst().equals("train")) {
             return TrainBenchCommand.run(argv.subList(1, argv.size()), out, err); // the training step, GPU or CPU
         }
-        Args a = Args.parse("bench", argv, Set.of("json", "no-tune", "deterministic"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq",
+        Args a = Args.parse("bench", argv, Set.of("json", "no-tune", "deterministic", "pipeline"), Set.of("config", "shape", "device", "seed", "model", "batch", "seq",
                 "metrics-port", "metrics-host", "trace"));
         MetricsOption.Spec metricsSpec = MetricsOption.parse("bench", a.get("metrics-port", null), a.get("metrics-host", null));
         java.nio.file.Path traceFile = TraceOption.parse("bench", a.get("trace", null));
@@ -46,6 +46,9 @@ final class BenchCommand {
             }
             if (a.get("trace", null) != null) {
                 throw new UsageException("bench: --trace applies to bench macro, micro and cpu; bench model does not trace yet");
+            }
+            if (a.flag("pipeline")) {
+                throw new UsageException("bench: --pipeline applies to bench macro only");
             }
             return model(a, out, err);
         }
@@ -69,6 +72,9 @@ final class BenchCommand {
                 }
             }
         } else {
+            if (a.flag("pipeline")) {
+                throw new UsageException("bench: --pipeline applies to bench macro only");
+            }
             if (a.flag("deterministic")) {
                 throw new UsageException("bench: --deterministic applies to bench macro and bench model; bench micro times kernels alone");
             }
@@ -96,6 +102,9 @@ final class BenchCommand {
             } else {
                 for (BlockConfig c : configs) {
                     bench.macro(c, seed);
+                    if (a.flag("pipeline")) {
+                        bench.pipeline(c, seed); // uploads beside the forwards: memcpy/compute overlap from CUDA events
+                    }
                 }
             }
         }

@@ -41,7 +41,7 @@ public final class Main {
               doctor   the JDK, the CPU's vector width, the CUDA libraries found and the GPUs
               soak     allocator soak: --seconds N --device sim|cuda [--seed N] [--json]
               bench    benchmarks: macro --config NAME|--shape B,S,H,N,M[,encoder] | micro
-                       [--device cuda] [--deterministic] [--json]  | train --config NAME
+                       [--device cuda] [--deterministic] [--pipeline] [--json]  | train --config NAME
                        [--mode graph|compiled|eager] [--amp bf16|f16] [--steps N]  (the training step)
               report   every results file of a folder as one static HTML page (charts over commits,
                        kernel tables, soak memory, regression alerts)   DIR [--out report.html]

@@ -51,6 +51,8 @@ class MainTest {
             bench bad config     | bench macro --config bogus          | 2 | lantern bench: unknown config 'bogus'
             bench micro config   | bench micro --config decoder        | 2 | lantern bench: --config applies to bench macro only
             bench extra argument | bench micro extra                   | 2 | lantern bench: expected
+            bench micro pipeline | bench micro --pipeline              | 2 | lantern bench: --pipeline applies to bench macro only
+            bench model pipeline | bench model --model x.onnx --pipeline | 2 | lantern bench: --pipeline applies to bench macro only
             doctor extra         | doctor extra                        | 2 | lantern doctor: unexpected argument 'extra'
             soak extra           | soak extra                          | 2 | lantern soak: unknown argument extra
             soak tests nothing   | soak --seconds 1e-300               | 1 | lantern soak: only 0 operations

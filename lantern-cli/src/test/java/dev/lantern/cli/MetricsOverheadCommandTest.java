@@ -24,12 +24,37 @@ class MetricsOverheadCommandTest {
         assertTrue(number(j, "scrapes") >= 2, j);
         assertEquals(0, number(j, "failed_scrapes"), j);
         double pct = 100 * (number(j, "on_ms") / number(j, "off_ms") - 1);
-        assertEquals(pct, number(j, "overhead_pct"), 0.01 + 1e-3 * Math.abs(pct), j);
+        assertEquals(pct, number(j, "pooled_overhead_pct"), 0.01 + 1e-3 * Math.abs(pct), j);
+        assertEquals(2, number(j, "pairs"), j);
+        assertEquals(1, number(j, "abba_blocks"), j);
+        // one block: the estimate is that block, the geometric mean of the two pairs' ratios, and the interval is that point
+        Matcher pairs = Pattern.compile("\"pair_overhead_pct\": \\[([-0-9.]+), ([-0-9.]+)\\]").matcher(j);
+        assertTrue(pairs.find(), j);
+        double block = 100 * (Math.sqrt((1 + Double.parseDouble(pairs.group(1)) / 100) * (1 + Double.parseDouble(pairs.group(2)) / 100)) - 1);
+        assertEquals(block, number(j, "overhead_pct"), 0.002, j);
+        Matcher ci = Pattern.compile("\"overhead_ci95_pct\": \\[([-0-9.]+), ([-0-9.]+)\\]").matcher(j);
+        assertTrue(ci.find(), j);
+        assertEquals(number(j, "overhead_pct"), Double.parseDouble(ci.group(1)), 0.002, j);
+        assertEquals(number(j, "overhead_pct"), Double.parseDouble(ci.group(2)), 0.002, j);
+        assertTrue(j.contains("\"verdict_1pct\": \""), j);
+    }
+
+    @Test
+    void pairsOfShortSegmentsGiveAnIntervalAndAVerdict() {
+        MainTest.Run r = MainTest.run("bench", "overhead", "--shape", "1,16,32,2,64", "--pairs", "6", "--segment-s", "0.1",
+                "--scrape-ms", "20");
+        assertEquals(0, r.code(), r.err());
+        String line = r.out().strip();
+        assertTrue(line.contains("slower with the exporter on and scraped every 20 ms (95 % CI "), line);
+        assertTrue(line.contains("median of 3 ABBA blocks of 6 off/on pairs of 0.10 s segments"), line);
+        assertTrue(line.contains("no verdict below 10 pairs"), "3 blocks give no verdict: " + line);
     }
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', textBlock = """
             one segment     | bench overhead --segments 1           | --segments must be in [2, 10000]
+            no pairs        | bench overhead --pairs 0              | --pairs must be in [1, 5000]
+            pairs, segments | bench overhead --pairs 4 --segments 8 | give --pairs or --segments
             bad seconds     | bench overhead --segment-s soon       | --segment-s must be a number
             bad device      | bench overhead --device tpu           | --device must be cpu or cuda
             extra argument  | bench overhead extra                  | unexpected argument 'extra'

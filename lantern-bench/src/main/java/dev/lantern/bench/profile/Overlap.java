@@ -1,7 +1,8 @@
 package dev.lantern.bench.profile;
 
+import dev.lantern.trace.CopyComputeOverlap;
+import dev.lantern.trace.CopyComputeOverlap.Interval;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 
@@ -9,14 +10,13 @@ import java.util.Locale;
  * Memcpy/compute overlap from nsys's per-activity trace ({@code cuda_gpu_trace}, older
  * {@code gputrace}): every kernel and memory operation with its start and duration. The figure
  * is the time during which some memcpy and some kernel both run, over the time during which
- * any memcpy runs (both as unions of intervals, so two copies at once count once). A copy
- * that overlaps nothing gives 0 %; no copy at all gives no figure.
+ * any memcpy runs (both as unions of intervals, so two copies at once count once;
+ * {@link CopyComputeOverlap} does the arithmetic). A copy that overlaps nothing gives 0 %; no copy
+ * at all gives no figure.
  */
 public final class Overlap {
     /** The trace's totals, in microseconds; {@code pct} is null without any memcpy. */
     public record Result(int kernels, int memcpys, double kernelBusyUs, double memcpyBusyUs, double overlapUs, Double pct) {}
-
-    record Interval(double start, double end) {}
 
     private Overlap() {}
 
@@ -48,50 +48,7 @@ public final class Overlap {
     }
 
     static Result of(List<Interval> kernels, List<Interval> copies) {
-        List<Interval> k = union(kernels);
-        List<Interval> c = union(copies);
-        double both = intersection(k, c);
-        double copyUs = length(c);
-        return new Result(kernels.size(), copies.size(), length(k), copyUs, both, copies.isEmpty() ? null : copyUs == 0 ? 0.0 : 100 * both / copyUs);
-    }
-
-    /** Sorted, disjoint intervals covering the same time. */
-    static List<Interval> union(List<Interval> in) {
-        List<Interval> s = new ArrayList<>(in);
-        s.sort(Comparator.comparingDouble(Interval::start));
-        List<Interval> out = new ArrayList<>();
-        for (Interval iv : s) {
-            if (!out.isEmpty() && iv.start() <= out.getLast().end()) {
-                Interval last = out.removeLast();
-                out.add(new Interval(last.start(), Math.max(last.end(), iv.end())));
-            } else {
-                out.add(iv);
-            }
-        }
-        return out;
-    }
-
-    /** The time two sorted disjoint interval lists share. */
-    static double intersection(List<Interval> a, List<Interval> b) {
-        double sum = 0;
-        int i = 0;
-        int j = 0;
-        while (i < a.size() && j < b.size()) {
-            double lo = Math.max(a.get(i).start(), b.get(j).start());
-            double hi = Math.min(a.get(i).end(), b.get(j).end());
-            if (hi > lo) {
-                sum += hi - lo;
-            }
-            if (a.get(i).end() < b.get(j).end()) {
-                i++;
-            } else {
-                j++;
-            }
-        }
-        return sum;
-    }
-
-    private static double length(List<Interval> u) {
-        return u.stream().mapToDouble(iv -> iv.end() - iv.start()).sum();
+        CopyComputeOverlap.Result r = CopyComputeOverlap.of(kernels, copies);
+        return new Result(r.computes(), r.copies(), r.computeBusy(), r.copyBusy(), r.overlap(), r.pct());
     }
 }

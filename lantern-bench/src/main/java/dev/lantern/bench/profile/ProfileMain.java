@@ -15,7 +15,8 @@ import java.util.Map;
  * The normalizer {@code scripts/gpu-profile} runs on the GPU machine:
  * {@code ProfileMain --out FILE [--kern CSV] [--mem CSV] [--trace CSV] [--ncu CSV] [--date D]
  * [--commit C] [--gpu G] [--driver V] [--block B] [--forwards N] [--ncu-forwards N] [--nsys-version V]
- * [--ncu-version V] [--command TEXT] [--missing TEXT]...}. Each CSV is optional; one that is
+ * [--ncu-version V] [--command TEXT] [--events JSON] [--missing TEXT]...}; {@code --events} is
+ * {@code OverlapProbe}'s file, the memcpy/compute overlap from CUDA events ({@link EventsOverlap}). Each CSV is optional; one that is
  * absent, empty or unreadable leaves its part null and a line in {@code missing} (the script's
  * own {@code --missing} notes, such as a tool not found, come first), so a partial run still
  * writes its file. Exit 0 when the file is written, 2 for a bad command line.
@@ -47,7 +48,7 @@ public final class ProfileMain {
         int ncuForwards = count(a, "ncu-forwards");
         ProfileReport.Meta meta = new ProfileReport.Meta(a.get("date"), a.get("commit"), a.get("gpu"), a.get("driver"),
                 a.get("block"), forwards, ncuForwards, a.get("nsys-version"), a.get("ncu-version"), a.get("command"));
-        String json = build(meta, a.get("kern"), a.get("mem"), a.get("trace"), a.get("ncu"), missing).toJson();
+        String json = build(meta, a.get("kern"), a.get("mem"), a.get("trace"), a.get("ncu"), a.get("events"), missing).toJson();
         Path out = Path.of(a.get("out"));
         write(out, json);
         missing.forEach(m -> System.err.println("gpu-profile normalizer: missing: " + m));
@@ -66,11 +67,18 @@ public final class ProfileMain {
 
     /** The report from whichever of the four files exist and read; each failure becomes a line of {@code missing}. */
     public static ProfileReport build(ProfileReport.Meta meta, String kern, String mem, String trace, String ncu, List<String> missing) {
+        return build(meta, kern, mem, trace, ncu, null, missing);
+    }
+
+    /** As above, with {@code events}: OverlapProbe's JSON, the memcpy/compute overlap from CUDA events (null: not run, not reported missing). */
+    public static ProfileReport build(ProfileReport.Meta meta, String kern, String mem, String trace, String ncu, String events,
+            List<String> missing) {
         List<NsysSummary.Entry> kernels = part("nsys kernel summary (cuda_gpu_kern_sum)", kern, NsysSummary::kernels, missing);
         List<NsysSummary.Entry> memory = part("nsys memory summary (cuda_gpu_mem_time_sum)", mem, NsysSummary::memoryOps, missing);
         Overlap.Result overlap = part("nsys trace (cuda_gpu_trace)", trace, Overlap::fromTrace, missing);
         List<NcuSummary.Launch> launches = part("ncu raw CSV", ncu, NcuSummary::launches, missing);
-        return new ProfileReport(meta, kernels, memory, overlap, launches == null ? null : NcuSummary.kernels(launches), missing);
+        EventsOverlap eventsOverlap = events == null ? null : part("CUDA-event overlap (OverlapProbe)", events, EventsOverlap::fromJson, missing);
+        return new ProfileReport(meta, kernels, memory, overlap, launches == null ? null : NcuSummary.kernels(launches), eventsOverlap, missing);
     }
 
     private interface Reader<T> {

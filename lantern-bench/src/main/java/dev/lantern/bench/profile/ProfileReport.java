@@ -8,7 +8,8 @@ import java.util.Map;
 
 /**
  * One normalized profile of a block's forwards: nsys's kernel and memory summaries, the
- * memcpy/compute overlap from its trace, and ncu's per-kernel figures, joined by kernel name.
+ * memcpy/compute overlap from its trace (or, without one, from CUDA events: {@link EventsOverlap}),
+ * and ncu's per-kernel figures, joined by kernel name.
  * Any part may be missing (a tool not installed, a step that timed out): its fields are null and
  * {@code missing} says why, so a partial run still gives a file. Times are microseconds.
  */
@@ -23,10 +24,22 @@ public final class ProfileReport {
     private final Overlap.Result overlap;
     private final List<NcuSummary.Kernel> ncu;
     private final List<String> missing;
+    private final EventsOverlap events;
 
     /** Null arguments are parts not measured; {@code missing} says why each is absent. */
     public ProfileReport(Meta meta, List<NsysSummary.Entry> kernels, List<NsysSummary.Entry> memoryOps, Overlap.Result overlap,
             List<NcuSummary.Kernel> ncu, List<String> missing) {
+        this(meta, kernels, memoryOps, overlap, ncu, null, missing);
+    }
+
+    /**
+     * As above, with the overlap measured from CUDA events ({@code events}, may be null): the totals'
+     * overlap is nsys's when its trace was read, else the events' pipelined run's, and
+     * {@code overlap_method} says which.
+     */
+    public ProfileReport(Meta meta, List<NsysSummary.Entry> kernels, List<NsysSummary.Entry> memoryOps, Overlap.Result overlap,
+            List<NcuSummary.Kernel> ncu, EventsOverlap events, List<String> missing) {
+        this.events = events;
         this.meta = meta;
         this.kernels = kernels;
         this.memoryOps = memoryOps;
@@ -50,6 +63,7 @@ public final class ProfileReport {
         root.put("command", meta.command());
         root.put("totals", totals());
         root.put("kernels", kernelRows());
+        root.put("overlap_events", events == null ? null : events.toMap());
         root.put("memory_ops", memoryOps == null ? null : memoryOps.stream().map(e -> entry("operation", e, null)).toList());
         root.put("missing", missing);
         return root;
@@ -69,10 +83,13 @@ public final class ProfileReport {
                 : memoryOps.stream().filter(e -> NsysSummary.isMemcpy(e.name())).mapToDouble(NsysSummary.Entry::totalUs).sum());
         t.put("memset_us", memoryOps == null ? null
                 : memoryOps.stream().filter(e -> !NsysSummary.isMemcpy(e.name())).mapToDouble(NsysSummary.Entry::totalUs).sum());
-        t.put("kernel_busy_us", overlap == null ? null : overlap.kernelBusyUs());
-        t.put("memcpy_busy_us", overlap == null ? null : overlap.memcpyBusyUs());
-        t.put("overlap_us", overlap == null ? null : overlap.overlapUs());
-        t.put("memcpy_compute_overlap_pct", overlap == null ? null : overlap.pct());
+        // nsys's trace when it was read; else the CUDA events' pipelined run (a different workload: see overlap_method)
+        Overlap.Result o = overlap != null ? overlap : events != null ? events.pipelined().overlap() : null;
+        t.put("kernel_busy_us", o == null ? null : o.kernelBusyUs());
+        t.put("memcpy_busy_us", o == null ? null : o.memcpyBusyUs());
+        t.put("overlap_us", o == null ? null : o.overlapUs());
+        t.put("memcpy_compute_overlap_pct", o == null ? null : o.pct());
+        t.put("overlap_method", overlap != null ? "nsys" : events != null ? "cuda-events" : null);
         t.put("ncu_launches_profiled", ncu == null ? null : ncu.stream().mapToInt(NcuSummary.Kernel::launches).sum());
         // complete only when ncu profiled every launch of its forwards (its --launch-count not reached)
         t.put("ncu_us_per_forward", ncu == null || meta.ncuForwards() <= 0 || ncu.stream().anyMatch(k -> k.meanDurationUs() == null) ? null

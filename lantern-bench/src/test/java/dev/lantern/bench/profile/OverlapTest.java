@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.lantern.trace.CopyComputeOverlap;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -39,13 +40,13 @@ class OverlapTest {
             int span = 2_000;
             boolean[] k = new boolean[span];
             boolean[] c = new boolean[span];
-            List<Overlap.Interval> ks = new ArrayList<>();
-            List<Overlap.Interval> cs = new ArrayList<>();
+            List<CopyComputeOverlap.Interval> ks = new ArrayList<>();
+            List<CopyComputeOverlap.Interval> cs = new ArrayList<>();
             for (int i = 0, n = 1 + rnd.nextInt(12); i < n; i++) {
                 int s = rnd.nextInt(span - 1);
                 int e = s + 1 + rnd.nextInt(Math.min(400, span - s - 1) + 1);
                 e = Math.min(e, span);
-                ks.add(new Overlap.Interval(s, e));
+                ks.add(new CopyComputeOverlap.Interval(s, e));
                 for (int t = s; t < e; t++) {
                     k[t] = true;
                 }
@@ -53,7 +54,7 @@ class OverlapTest {
             for (int i = 0, n = 1 + rnd.nextInt(8); i < n; i++) {
                 int s = rnd.nextInt(span - 1);
                 int e = Math.min(span, s + 1 + rnd.nextInt(300));
-                cs.add(new Overlap.Interval(s, e));
+                cs.add(new CopyComputeOverlap.Interval(s, e));
                 for (int t = s; t < e; t++) {
                     c[t] = true;
                 }

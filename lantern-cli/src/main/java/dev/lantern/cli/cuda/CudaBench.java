@@ -211,6 +211,17 @@ public final class CudaBench {
         }
     }
 
+    /**
+     * The block fed through an input pipeline, uploads beside the forwards and then on their stream
+     * ({@link PipelineBench}): the memcpy/compute overlap from CUDA events. After {@link #macro}, whose
+     * tuning it reuses.
+     */
+    public void pipeline(BlockConfig cfg, long seed) {
+        try (Tracing.Installed untraced = Tracing.suspend()) {
+            PipelineBench.run(this, device, tune, cfg, seed, progress);
+        }
+    }
+
     /** Forwards traced per step after the timings (--trace): compiled, graph replay and eager, each as its own span. */
     private static void traceForwards(String name, CudaSession compiled, CudaSession graph, CudaSession eager) {
         if (!Tracing.enabled()) {
