@@ -34,6 +34,7 @@ public final class HeadAttentionKernel {
         float[] rot = new float[0];
         float[] panel = new float[0];
         float[] out = new float[0];
+        final float[] lanes = new float[F.length()];
         MemorySegment panels = MemorySegment.NULL;
     }
 
@@ -78,9 +79,9 @@ public final class HeadAttentionKernel {
                 if (mask != null) {
                     scaleRow(sc.scores, off, valid, scale);
                     AttentionMask.addRow(mask, batch, head, i, 0, valid, sc.scores, off);
-                    Softmax.softmaxRow(sc.scores, off, valid, 1f);
+                    softmax(sc.scores, off, valid, 1f, sc.lanes);
                 } else {
-                    Softmax.softmaxRow(sc.scores, off, valid, scale);
+                    softmax(sc.scores, off, valid, scale, sc.lanes);
                 }
                 Arrays.fill(sc.scores, off + valid, off + cols, 0f);
             }
@@ -176,6 +177,45 @@ public final class HeadAttentionKernel {
             float b = x[i + half];
             dst[o + i] = a * cos[tb + i] - b * sin[tb + i];
             dst[o + i + half] = b * cos[tb + i] + a * sin[tb + i];
+        }
+    }
+
+    /**
+     * a[off..off+n) = softmax(scale·a[off..off+n)) in place, as {@link Softmax#softmaxRow} (max, VMath's
+     * exp, the lane-order sum) but with the row's tail in the vector loops: the lanes past n are set to
+     * −∞ first, so that their exp is exactly 0 (a causal row is rarely a whole number of vectors, and
+     * Softmax's scalar tail was most of this kernel's softmax time). The row must have room up to the
+     * next multiple of the vector length (the score rows are padded to NR).
+     */
+    static void softmax(float[] a, int off, int n, float scale, float[] lanes) {
+        if (!CpuConfig.VECTOR || scale < 0) {
+            Softmax.softmaxRow(a, off, n, scale);
+            return;
+        }
+        int w = F.length();
+        int bound = (n + w - 1) / w * w;
+        Arrays.fill(a, off + n, off + bound, Float.NEGATIVE_INFINITY);
+        FloatVector mx = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+        for (int i = 0; i < bound; i += w) {
+            mx = mx.max(FloatVector.fromArray(F, a, off + i));
+        }
+        float max = mx.reduceLanes(jdk.incubator.vector.VectorOperators.MAX) * scale;
+        FloatVector acc = FloatVector.zero(F);
+        for (int i = 0; i < bound; i += w) {
+            FloatVector e = VMath.exp(FloatVector.fromArray(F, a, off + i).mul(scale).sub(max));
+            e.intoArray(a, off + i);
+            acc = acc.add(e);
+        }
+        // the lane-order sum as Rows.hsum, on a scratch array: hsum is not always inlined here, and then
+        // acc was boxed and a lane array allocated per row (180 KB per cpu-small attention call)
+        acc.intoArray(lanes, 0);
+        float sum = 0;
+        for (int i = 0; i < w; i++) {
+            sum += lanes[i];
+        }
+        float inv = 1f / sum;
+        for (int i = 0; i < bound; i += w) {
+            FloatVector.fromArray(F, a, off + i).mul(inv).intoArray(a, off + i);
         }
     }
 
