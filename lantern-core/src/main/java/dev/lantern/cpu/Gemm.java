@@ -15,11 +15,13 @@ import static dev.lantern.cpu.GemmKernel.NR;
 /**
  * Batched GEMM, C = epilogue(op(A)·op(B)), Goto/BLIS style:
  * <ol>
- * <li>A and B are packed once per distinct batch, in parallel, into (KC × MR) and (KC × NR)
- *     panels (f32, zero-padded), so that no task packs anything and packing costs O(MK + KN);
+ * <li>A and B are packed once per distinct batch, in parallel: A copied row by row into a heap
+ *     array (f32, row stride {@link #lda}, rows padded to MR with zeros), which the micro-kernel
+ *     reads in place; B into (KC × NR) panels (f32, zero-padded); no task packs anything and
+ *     packing costs O(MK + KN);
  * <li>tasks are (batch, MC-row block, NC-column block) tiles of C, handed out dynamically; per K
  *     block a task runs the MR × NR (8 × 2 vectors) micro-kernel over its panels into a per-thread f32 tile buffer
- *     (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 160 KB, in L2);
+ *     (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 170 KB, in L2);
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
  *     over the tile, still in L2, and stores to C in C's dtype.
  * </ol>
@@ -166,15 +168,39 @@ public final class Gemm {
      * size packs 24 MB; reallocating that per call costs more than the packing itself). Native,
      * like every tensor, so that the micro-kernel only ever sees one kind of segment.
      */
-    private static final ThreadLocal<MemorySegment[]> PACKED = ThreadLocal.withInitial(
-            () -> new MemorySegment[] {MemorySegment.NULL, MemorySegment.NULL});
+    private static final ThreadLocal<MemorySegment> PACKED_B = ThreadLocal.withInitial(() -> MemorySegment.NULL);
 
-    private static MemorySegment packed(int which, long elems) {
-        MemorySegment[] p = PACKED.get();
-        if (p[which].byteSize() < elems * 4) {
-            p[which] = Arena.ofAuto().allocate(Math.max(4, elems * 4), 64);
+    private static MemorySegment packedB(long elems) {
+        MemorySegment p = PACKED_B.get();
+        if (p.byteSize() < elems * 4) {
+            p = Arena.ofAuto().allocate(Math.max(4, elems * 4), 64);
+            PACKED_B.set(p);
         }
-        return p[which];
+        return p;
+    }
+
+    /** The calling thread's copy of A (heap: the micro-kernel's scalar A loads, see {@link GemmKernel}), grown on demand. */
+    private static final ThreadLocal<float[]> PACKED_A = ThreadLocal.withInitial(() -> new float[0]);
+
+    private static float[] packedA(long elems) {
+        float[] p = PACKED_A.get();
+        if (p.length < elems) {
+            if (elems > Integer.MAX_VALUE - 64) {
+                throw new IllegalArgumentException("GEMM operand A too large to pack: " + elems + " elements");
+            }
+            p = new float[(int) elems];
+            PACKED_A.set(p);
+        }
+        return p;
+    }
+
+    /**
+     * A's row stride in its packed copy: k rounded up to 16, plus 16 when that is a multiple of 256
+     * floats, so that the micro-kernel's eight row streams do not map to one set of L1.
+     */
+    static int lda(int k) {
+        int l = (k + 15) / 16 * 16;
+        return l % 256 == 0 ? l + 16 : l;
     }
 
     /** bPacked: B's panels packed once ({@link PackedWeight}), or null to pack b here (then b is read). */
@@ -191,37 +217,35 @@ public final class Gemm {
         long[] aDistinct = distinct(aOff, aIndex);
         int[] bIndex = new int[batches];
         long[] bDistinct = distinct(bOff, bIndex);
-        long aSize = (long) mPad * k;
+        int lda = lda(k);
+        long aSize = (long) mPad * lda;
         long bSize = (long) nPad * k;
-        MemorySegment ap = packed(0, aSize * aDistinct.length);
-        MemorySegment bp = bPacked != null ? bPacked : packed(1, bSize * bDistinct.length);
-        int mPanels = mPad / MR;
+        float[] ap = packedA(aSize * aDistinct.length);
+        MemorySegment bp = bPacked != null ? bPacked : packedB(bSize * bDistinct.length);
         int nPanels = nPad / NR;
-        int aGroups = (mPanels + 7) / 8;
+        int aGroups = (mPad + 63) / 64;
         int bGroups = (nPanels + 7) / 8;
-        int aTasks = aDistinct.length * kBlocks * aGroups;
+        int aTasks = aDistinct.length * aGroups;
         int bTasks = bPacked != null ? 0 : bDistinct.length * kBlocks * bGroups;
         Parallel.forEach(aTasks + bTasks, task -> {
+            if (task < aTasks) {
+                int g = task % aGroups;
+                int pi = task / aGroups;
+                int i0 = g * 64;
+                GemmPacking.copyA(a, aDistinct[pi], i0, Math.min(64, mPad - i0), m, k, ap, Math.toIntExact(pi * aSize + (long) i0 * lda), lda);
+                return;
+            }
             float[] tmp = scratch()[1];
             float[] panel = scratch()[4];
-            boolean isA = task < aTasks;
-            int t = isA ? task : task - aTasks;
-            int groups = isA ? aGroups : bGroups;
-            int g = t % groups;
-            int kb = t / groups % kBlocks;
-            int pi = t / groups / kBlocks;
+            int t = task - aTasks;
+            int g = t % bGroups;
+            int kb = t / bGroups % kBlocks;
+            int pi = t / bGroups / kBlocks;
             int k0 = kb * KC;
             int kc = Math.min(KC, k - k0);
-            if (isA) {
-                long base = pi * aSize + (long) k0 * mPad;
-                for (int ip = g * 8; ip < Math.min(mPanels, g * 8 + 8); ip++) {
-                    GemmPacking.packA(a, aDistinct[pi], ip * MR, m, k0, kc, ap, base + (long) ip * kc * MR, tmp, panel);
-                }
-            } else {
-                long base = pi * bSize + (long) k0 * nPad;
-                for (int jp = g * 8; jp < Math.min(nPanels, g * 8 + 8); jp++) {
-                    GemmPacking.packB(b, bDistinct[pi], k0, kc, jp * NR, n, bp, base + (long) jp * kc * NR, tmp, panel);
-                }
+            long base = pi * bSize + (long) k0 * nPad;
+            for (int jp = g * 8; jp < Math.min(nPanels, g * 8 + 8); jp++) {
+                GemmPacking.packB(b, bDistinct[pi], k0, kc, jp * NR, n, bp, base + (long) jp * kc * NR, tmp, panel);
             }
         });
         // 2. tiles of C
@@ -242,7 +266,7 @@ public final class Gemm {
             int nt = task % nTiles;
             int mt = task / nTiles % mTiles;
             int t = task / nTiles / mTiles;
-            tile(ap, aIndex[t] * aSize, mPad, bp, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], biasF, ep,
+            tile(ap, (int) (aIndex[t] * aSize), lda, bp, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], biasF, ep,
                     mt * mcBlock, Math.min(mcBlock, m - mt * mcBlock), nt * ncBlock, Math.min(ncBlock, n - nt * ncBlock), k);
         });
     }
@@ -259,7 +283,7 @@ public final class Gemm {
     }
 
     /** One (mc × nc) tile of C at (i0, j0): micro-kernels over the packed panels, then the epilogue. */
-    private static void tile(MemorySegment ap, long aBase, int mPad, MemorySegment bp, long bBase, int nPad,
+    private static void tile(float[] ap, int aBase, int lda, MemorySegment bp, long bBase, int nPad,
                              Matrix c, long cOff, Matrix res, long rOff,
                              float[] biasF, GemmEpilogue ep, int i0, int mc, int j0, int nc, int k) {
         float[][] s = scratch();
@@ -273,22 +297,22 @@ public final class Gemm {
         int wide = GemmNarrowKernel.takes(narrowRows) ? mPanels - 1 : mPanels;
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
-            long aBlock = aBase + (long) k0 * mPad + (long) (i0 / MR) * kc * MR;
+            int aBlock = aBase + i0 * lda + k0;
             long bBlock = bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR;
             for (int jr = 0; jr < nPanels; jr++) {
                 for (int ir = 0; ir < wide; ir++) {
-                    GemmKernel.run(ap, aBlock + (long) ir * kc * MR, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
+                    GemmKernel.run(ap, aBlock + ir * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
             if (wide < mPanels) {
                 // the last A panel holds 1..4 real rows: two B panels at a time, no FMA on padding rows
                 int jr = 0;
                 for (; jr + 2 <= nPanels; jr += 2) {
-                    GemmNarrowKernel.run(narrowRows, ap, aBlock + (long) wide * kc * MR, bp, bBlock + (long) jr * kc * NR, kc,
+                    GemmNarrowKernel.run(narrowRows, ap, aBlock + wide * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc,
                             cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
                 }
                 if (jr < nPanels) {
-                    GemmKernel.run(ap, aBlock + (long) wide * kc * MR, bp, bBlock + (long) jr * kc * NR, kc, cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
+                    GemmKernel.run(ap, aBlock + wide * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
         }

@@ -11,14 +11,15 @@ import static dev.lantern.cpu.CpuConfig.F;
 /**
  * The register-tiled micro-kernel: an MR × NR tile of C (8 rows × 2 vectors = 16 accumulators,
  * 8×32 with 512-bit vectors, 8×16 on AVX2) updated by kc rank-1 steps from packed panels:
- * ap holds A's MR rows interleaved (ap[p·MR + r] = A[r, p]), bp holds B's NR columns row by row
+ * A is MR rows of a heap array read in place (row r at ao + r·lda, A[r, p] at ao + r·lda + p: the
+ * A "packing" is a row copy, no transposition), bp holds B's NR columns row by row
  * (bp[p·NR + c] = B[p, c]). Per step: 2 vector loads of B, 8 broadcasts of A, 16 FMAs. Eight rows
  * rather than six: 5–10 % more GFLOP/s per core on AVX-512 (CPU time, one thread, packed weights:
  * 128×768×2304 144 → 157–161, 256×1024×256 111–121 → 121–145), 32 vector registers holding the
  * 16 accumulators, 2 B vectors and the broadcast with room to spare.
  * C is a padded f32 tile buffer (row stride ldc), loaded first when {@code accumulate}.
  *
- * <p>NOTE: the panels are read from native {@link MemorySegment}s, not with {@code fromArray}: C2
+ * <p>NOTE: the B panels are read from native {@link MemorySegment}s, not with {@code fromArray}: C2
  * hoists the segment bounds checks out of the k loop but not the array ones (70 vs 43 GFLOP/s per
  * core on AVX2). And only native ones: the Vector API's segment loads share JDK-internal call
  * sites, and once any code in the JVM loads vectors from heap segments too, the profile there
@@ -26,6 +27,10 @@ import static dev.lantern.cpu.CpuConfig.F;
  * native; keep it so. Deriving both panel offsets from one int induction variable (so that C2 could
  * drop the check on each scalar A load, which JFR shows) was tried on 2026-12-02 and was slower: cpu-small's
  * two big GEMMs at one thread 0.91-0.92 ms → 0.96-0.98 ms, alternating runs of both builds.
+ * A's scalar loads come from a heap array with an int loop instead (2026-12-02): the kernel alone runs
+ * as fast as from interleaved native panels (201 vs 201 GFLOP/s, one core, A block in L2), and
+ * packing A became a row copy instead of an 8-row transposition (JFR: packA was 6 % of cpu-small).
+ * Reading A's rows in place from the native tensor instead ran at 100–150 GFLOP/s.
  */
 final class GemmKernel {
     private GemmKernel() {}
@@ -37,16 +42,19 @@ final class GemmKernel {
     private static final ValueLayout.OfFloat FL = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
-    /** ap, bp: the native packing buffers; ao, bo: element offsets into them. */
-    static void run(MemorySegment ap, long ao, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
+    /**
+     * a: A's rows in a heap array, row r of the panel at {@code ao + r·lda} (kc elements each,
+     * read in place: see the class note); bp: the native B panels, bo an element offset into them.
+     */
+    static void run(float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
         if (CpuConfig.VECTOR) {
-            vector(ap, ao * 4L, bp, bo * 4L, kc, c, co, ldc, accumulate);
+            vector(a, ao, lda, bp, bo * 4L, kc, c, co, ldc, accumulate);
         } else {
-            scalar(ap, ao, bp, bo, kc, c, co, ldc, accumulate);
+            scalar(a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
         }
     }
 
-    private static void vector(MemorySegment ap, long a, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
+    private static void vector(float[] a, int a0, int lda, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
         final int w = F.length();
         FloatVector c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71;
         if (accumulate) {
@@ -70,32 +78,33 @@ final class GemmKernel {
             c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = FloatVector.zero(F);
         }
         final long vb = w * 4L;
-        long end = b + kc * 2 * vb;
-        for (; b < end; b += 2 * vb, a += MR * 4) {
+        // eight rows of A, each read along p (C2 drops the array checks out of the int loop)
+        final int a1 = a0 + lda, a2 = a1 + lda, a3 = a2 + lda, a4 = a3 + lda, a5 = a4 + lda, a6 = a5 + lda, a7 = a6 + lda;
+        for (int p = 0; p < kc; p++, b += 2 * vb) {
             FloatVector b0 = FloatVector.fromMemorySegment(F, bp, b, LE);
             FloatVector b1 = FloatVector.fromMemorySegment(F, bp, b + vb, LE);
-            FloatVector x = FloatVector.broadcast(F, ap.get(FL, a));
+            FloatVector x = FloatVector.broadcast(F, a[a0 + p]);
             c00 = x.fma(b0, c00);
             c01 = x.fma(b1, c01);
-            x = FloatVector.broadcast(F, ap.get(FL, a + 4));
+            x = FloatVector.broadcast(F, a[a1 + p]);
             c10 = x.fma(b0, c10);
             c11 = x.fma(b1, c11);
-            x = FloatVector.broadcast(F, ap.get(FL, a + 8));
+            x = FloatVector.broadcast(F, a[a2 + p]);
             c20 = x.fma(b0, c20);
             c21 = x.fma(b1, c21);
-            x = FloatVector.broadcast(F, ap.get(FL, a + 12));
+            x = FloatVector.broadcast(F, a[a3 + p]);
             c30 = x.fma(b0, c30);
             c31 = x.fma(b1, c31);
-            x = FloatVector.broadcast(F, ap.get(FL, a + 16));
+            x = FloatVector.broadcast(F, a[a4 + p]);
             c40 = x.fma(b0, c40);
             c41 = x.fma(b1, c41);
-            x = FloatVector.broadcast(F, ap.get(FL, a + 20));
+            x = FloatVector.broadcast(F, a[a5 + p]);
             c50 = x.fma(b0, c50);
             c51 = x.fma(b1, c51);
-            x = FloatVector.broadcast(F, ap.get(FL, a + 24));
+            x = FloatVector.broadcast(F, a[a6 + p]);
             c60 = x.fma(b0, c60);
             c61 = x.fma(b1, c61);
-            x = FloatVector.broadcast(F, ap.get(FL, a + 28));
+            x = FloatVector.broadcast(F, a[a7 + p]);
             c70 = x.fma(b0, c70);
             c71 = x.fma(b1, c71);
         }
@@ -117,7 +126,7 @@ final class GemmKernel {
         c71.intoArray(c, co + 7 * ldc + w);
     }
 
-    private static void scalar(MemorySegment ap, long ao, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
+    private static void scalar(float[] ap, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
         float[] acc = new float[MR * NR];
         if (accumulate) {
             for (int r = 0; r < MR; r++) {
@@ -126,7 +135,7 @@ final class GemmKernel {
         }
         for (int p = 0; p < kc; p++) {
             for (int r = 0; r < MR; r++) {
-                float a = ap.getAtIndex(FL, ao + p * MR + r);
+                float a = ap[ao + r * lda + p];
                 for (int j = 0; j < NR; j++) {
                     acc[r * NR + j] = Math.fma(a, bp.getAtIndex(FL, bo + p * NR + j), acc[r * NR + j]);
                 }

@@ -3,11 +3,9 @@ package dev.lantern.cpu;
 import jdk.incubator.vector.FloatVector;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 import static dev.lantern.cpu.CpuConfig.F;
-import static dev.lantern.cpu.GemmKernel.MR;
 import static dev.lantern.cpu.GemmKernel.NR;
 
 /**
@@ -23,7 +21,6 @@ import static dev.lantern.cpu.GemmKernel.NR;
 final class GemmNarrowKernel {
     private GemmNarrowKernel() {}
 
-    private static final ValueLayout.OfFloat FL = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     /** Whether {@code rows} real rows of an A panel go here (vector path only). */
@@ -32,12 +29,12 @@ final class GemmNarrowKernel {
     }
 
     /**
-     * C[r, 0 .. 2·NR) for r < rows from the A panel at element ao (stride MR per k step) and the two
+     * C[r, 0 .. 2·NR) for r < rows from A's rows at ao + r·lda of the heap array a and the two
      * consecutive B panels at element bo and bo + kc·NR; C rows at co + r·ldc.
      */
-    static void run(int rows, MemorySegment ap, long ao, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
+    static void run(int rows, float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
         final int w = F.length();
-        final long a0 = ao * 4L;
+        final int a1 = ao + lda, a2 = a1 + lda, a3 = a2 + lda;
         final long b0 = bo * 4L;
         final long b1 = (bo + (long) kc * NR) * 4L;
         final long vb = w * 4L;
@@ -73,7 +70,7 @@ final class GemmNarrowKernel {
         if (rows == 1) {
             for (int p = 0; p < kc; p++) {
                 long pb = p * step;
-                FloatVector x = FloatVector.broadcast(F, ap.get(FL, a0 + p * (MR * 4L)));
+                FloatVector x = FloatVector.broadcast(F, a[ao + p]);
                 c00 = x.fma(FloatVector.fromMemorySegment(F, bp, b0 + pb, LE), c00);
                 c01 = x.fma(FloatVector.fromMemorySegment(F, bp, b0 + pb + vb, LE), c01);
                 c02 = x.fma(FloatVector.fromMemorySegment(F, bp, b1 + pb, LE), c02);
@@ -82,17 +79,16 @@ final class GemmNarrowKernel {
         } else if (rows == 2) {
             for (int p = 0; p < kc; p++) {
                 long pb = p * step;
-                long pa = a0 + p * (MR * 4L);
                 FloatVector y0 = FloatVector.fromMemorySegment(F, bp, b0 + pb, LE);
                 FloatVector y1 = FloatVector.fromMemorySegment(F, bp, b0 + pb + vb, LE);
                 FloatVector y2 = FloatVector.fromMemorySegment(F, bp, b1 + pb, LE);
                 FloatVector y3 = FloatVector.fromMemorySegment(F, bp, b1 + pb + vb, LE);
-                FloatVector x = FloatVector.broadcast(F, ap.get(FL, pa));
+                FloatVector x = FloatVector.broadcast(F, a[ao + p]);
                 c00 = x.fma(y0, c00);
                 c01 = x.fma(y1, c01);
                 c02 = x.fma(y2, c02);
                 c03 = x.fma(y3, c03);
-                x = FloatVector.broadcast(F, ap.get(FL, pa + 4));
+                x = FloatVector.broadcast(F, a[a1 + p]);
                 c10 = x.fma(y0, c10);
                 c11 = x.fma(y1, c11);
                 c12 = x.fma(y2, c12);
@@ -101,22 +97,21 @@ final class GemmNarrowKernel {
         } else if (rows == 3) {
             for (int p = 0; p < kc; p++) {
                 long pb = p * step;
-                long pa = a0 + p * (MR * 4L);
                 FloatVector y0 = FloatVector.fromMemorySegment(F, bp, b0 + pb, LE);
                 FloatVector y1 = FloatVector.fromMemorySegment(F, bp, b0 + pb + vb, LE);
                 FloatVector y2 = FloatVector.fromMemorySegment(F, bp, b1 + pb, LE);
                 FloatVector y3 = FloatVector.fromMemorySegment(F, bp, b1 + pb + vb, LE);
-                FloatVector x = FloatVector.broadcast(F, ap.get(FL, pa));
+                FloatVector x = FloatVector.broadcast(F, a[ao + p]);
                 c00 = x.fma(y0, c00);
                 c01 = x.fma(y1, c01);
                 c02 = x.fma(y2, c02);
                 c03 = x.fma(y3, c03);
-                x = FloatVector.broadcast(F, ap.get(FL, pa + 4));
+                x = FloatVector.broadcast(F, a[a1 + p]);
                 c10 = x.fma(y0, c10);
                 c11 = x.fma(y1, c11);
                 c12 = x.fma(y2, c12);
                 c13 = x.fma(y3, c13);
-                x = FloatVector.broadcast(F, ap.get(FL, pa + 8));
+                x = FloatVector.broadcast(F, a[a2 + p]);
                 c20 = x.fma(y0, c20);
                 c21 = x.fma(y1, c21);
                 c22 = x.fma(y2, c22);
@@ -125,27 +120,26 @@ final class GemmNarrowKernel {
         } else {
             for (int p = 0; p < kc; p++) {
                 long pb = p * step;
-                long pa = a0 + p * (MR * 4L);
                 FloatVector y0 = FloatVector.fromMemorySegment(F, bp, b0 + pb, LE);
                 FloatVector y1 = FloatVector.fromMemorySegment(F, bp, b0 + pb + vb, LE);
                 FloatVector y2 = FloatVector.fromMemorySegment(F, bp, b1 + pb, LE);
                 FloatVector y3 = FloatVector.fromMemorySegment(F, bp, b1 + pb + vb, LE);
-                FloatVector x = FloatVector.broadcast(F, ap.get(FL, pa));
+                FloatVector x = FloatVector.broadcast(F, a[ao + p]);
                 c00 = x.fma(y0, c00);
                 c01 = x.fma(y1, c01);
                 c02 = x.fma(y2, c02);
                 c03 = x.fma(y3, c03);
-                x = FloatVector.broadcast(F, ap.get(FL, pa + 4));
+                x = FloatVector.broadcast(F, a[a1 + p]);
                 c10 = x.fma(y0, c10);
                 c11 = x.fma(y1, c11);
                 c12 = x.fma(y2, c12);
                 c13 = x.fma(y3, c13);
-                x = FloatVector.broadcast(F, ap.get(FL, pa + 8));
+                x = FloatVector.broadcast(F, a[a2 + p]);
                 c20 = x.fma(y0, c20);
                 c21 = x.fma(y1, c21);
                 c22 = x.fma(y2, c22);
                 c23 = x.fma(y3, c23);
-                x = FloatVector.broadcast(F, ap.get(FL, pa + 12));
+                x = FloatVector.broadcast(F, a[a3 + p]);
                 c30 = x.fma(y0, c30);
                 c31 = x.fma(y1, c31);
                 c32 = x.fma(y2, c32);

@@ -2,39 +2,31 @@ package dev.lantern.cpu;
 
 import java.lang.foreign.MemorySegment;
 
-import static dev.lantern.cpu.GemmKernel.MR;
 import static dev.lantern.cpu.GemmKernel.NR;
 
 /**
  * Copies operand blocks into the micro-kernel's panel order, converting to f32 on the way (so
  * bf16/f16 storage costs one conversion per element per block, not per FMA) and zero-padding the
- * ragged edges (so the micro-kernel never needs a tail). A panel is built in a heap array and
+ * ragged edges (so the micro-kernel never needs a tail). A B panel is built in a heap array and
  * copied into the native packing buffer in one call (no Vector API on heap memory: see
- * {@link GemmKernel}'s note).
+ * {@link GemmKernel}'s note); A stays row-major, in a heap array the micro-kernel reads in place.
  */
 final class GemmPacking {
     private GemmPacking() {}
 
     /**
-     * A rows [i0, i0+MR), cols [k0, k0+kc) into ap at element base as one (kc × MR) panel:
-     * ap[base + p·MR + r] = A[i0 + r, k0 + p]; rows past m are zero.
+     * A rows [i0, i0+rows) into the heap array ap, row r at {@code base + r·lda}, all k columns (the
+     * micro-kernel reads A's rows in place, so A is only copied, converted to f32); rows past m are zero.
      */
-    static void packA(Gemm.Matrix a, long aOff, int i0, int m, int k0, int kc, MemorySegment ap, long base, float[] row, float[] panel) {
-        for (int r = 0; r < MR; r++) {
+    static void copyA(Gemm.Matrix a, long aOff, int i0, int rows, int m, int k, float[] ap, int base, int lda) {
+        for (int r = 0; r < rows; r++) {
             int i = i0 + r;
             if (i < m) {
-                long off = aOff + a.offset() + i * a.rowStride() + k0 * a.colStride();
-                Convert.load(a.segment(), a.dtype(), off, a.colStride(), row, 0, kc);
-                for (int p = 0; p < kc; p++) {
-                    panel[p * MR + r] = row[p];
-                }
+                Convert.load(a.segment(), a.dtype(), aOff + a.offset() + i * a.rowStride(), a.colStride(), ap, base + r * lda, k);
             } else {
-                for (int p = 0; p < kc; p++) {
-                    panel[p * MR + r] = 0f;
-                }
+                java.util.Arrays.fill(ap, base + r * lda, base + r * lda + k, 0f);
             }
         }
-        MemorySegment.copy(panel, 0, ap, Convert.F32, base * 4, kc * MR);
     }
 
     /**
