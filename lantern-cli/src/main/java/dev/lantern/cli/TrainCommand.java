@@ -28,7 +28,7 @@ import java.util.Set;
  */
 final class TrainCommand {
     static final String USAGE = "train --config NAME|--shape B,S,H,N,M[,encoder]|--model MODEL.onnx [--steps N] [--batch B] [--seq S] [--lr X] [--vocab V]"
-            + " [--accumulate K] [--amp none|bf16|f16] [--device cpu|cuda|cuda:N] [--seed N] [--threads N] [--deterministic] [--tune]"
+            + " [--accumulate K] [--optimizer adamw|sgd] [--momentum M] [--amp none|bf16|f16] [--device cpu|cuda|cuda:N] [--seed N] [--threads N] [--deterministic] [--tune]"
             + " [--checkpoint-dir D [--checkpoint-every N] [--resume] [--keep N]] " + MetricsOption.USAGE + " " + TraceOption.USAGE + " [--json]";
 
     private TrainCommand() {}
@@ -36,7 +36,7 @@ final class TrainCommand {
     static int run(java.util.List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("train", argv, Set.of("json", "resume", "deterministic", "tune"),
                 Set.of("config", "shape", "model", "steps", "batch", "seq", "lr", "vocab", "amp", "device", "seed", "threads",
-                        "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip", "accumulate",
+                        "checkpoint-dir", "checkpoint-every", "keep", "weight-decay", "clip", "accumulate", "optimizer", "momentum",
                         "metrics-port", "metrics-host", "trace"));
         a.noPositional("train");
         String modelArg = a.get("model", null);
@@ -69,7 +69,11 @@ final class TrainCommand {
         double lr = number(a, "lr", TrainOptions.defaults().lr());
         TrainOptions o = new TrainOptions(a.getInt("train", "vocab", 64, 3, 1 << 24), lr, number(a, "weight-decay", 0.01),
                 number(a, "clip", 1.0), amp, a.getLong("train", "seed", 0), ThreadsOption.apply("train", a), a.flag("deterministic"),
-                a.getInt("train", "accumulate", 1, 1, 1 << 16), a.flag("tune"));
+                a.getInt("train", "accumulate", 1, 1, 1 << 16), a.flag("tune"),
+                UsageException.option("train", () -> TrainOptions.Kind.parse(a.get("optimizer", "adamw"))), number(a, "momentum", 0.9));
+        if (o.optimizer() != TrainOptions.Kind.SGD && a.get("momentum", null) != null) {
+            throw new UsageException("train: --momentum is SGD's (--optimizer sgd)");
+        }
         Path ckptDir = a.get("checkpoint-dir", null) == null ? null : Path.of(a.get("checkpoint-dir", null));
         int every = a.getInt("train", "checkpoint-every", 50, 1, Integer.MAX_VALUE);
         int keep = a.getInt("train", "keep", 3, 1, 1 << 20);
@@ -139,6 +143,7 @@ final class TrainCommand {
             json.put("resumed_from", resumedFrom);
             json.put("amp", amp.name().toLowerCase(Locale.ROOT));
             json.put("accumulate", o.accumulate());
+            json.put("optimizer", o.optimizer().name().toLowerCase(java.util.Locale.ROOT));
             json.put("tokens_per_step", t.tokensPerStep());
             json.put("first_loss", first);
             json.put("last_loss", last);

@@ -73,6 +73,30 @@ class TrainCommandTest {
         assertEquals(text(json(plain.out()).get("weights_hash")), text(json(tuned.out()).get("weights_hash")));
     }
 
+    /** SGD with momentum trains from the command line (the loss falls), and a resumed SGD run ends bit-exactly. */
+    @Test
+    void sgdWithMomentumTrainsAndResumesBitExactly(@TempDir Path dir) throws Exception {
+        MainTest.Run r = train("--steps", "30", "--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.05", "--json");
+        assertEquals(0, r.code(), r.err());
+        Map<String, JsonValue> j = json(r.out());
+        assertEquals("sgd", text(j.get("optimizer")));
+        double first = Double.parseDouble(text(j.get("first_loss")));
+        double last = Double.parseDouble(text(j.get("last10_mean_loss")));
+        assertTrue(last < 0.9 * first, "SGD trains: " + first + " -> " + last);
+        Path ck = dir.resolve("sgd");
+        MainTest.Run whole = train("--steps", "8", "--optimizer", "sgd", "--lr", "0.05", "--json");
+        MainTest.Run half = train("--steps", "4", "--optimizer", "sgd", "--lr", "0.05", "--checkpoint-dir", ck.toString(),
+                "--checkpoint-every", "4", "--json");
+        assertEquals(0, half.code(), half.err());
+        MainTest.Run resumed = train("--steps", "8", "--optimizer", "sgd", "--lr", "0.05", "--checkpoint-dir", ck.toString(),
+                "--checkpoint-every", "4", "--resume", "--json");
+        assertEquals(0, resumed.code(), resumed.err());
+        assertEquals(text(json(whole.out()).get("weights_hash")), text(json(resumed.out()).get("weights_hash")),
+                "the momentum buffers are in the checkpoint");
+        assertEquals(2, train("--steps", "2", "--optimizer", "adam").code(), "an unknown optimizer");
+        assertEquals(2, train("--steps", "2", "--momentum", "0.5").code(), "momentum without SGD");
+    }
+
     @Test
     void accumulateCountsItsMicroBatches() throws Exception {
         MainTest.Run r = train("--steps", "2", "--accumulate", "3", "--json");

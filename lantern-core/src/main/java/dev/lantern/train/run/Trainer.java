@@ -15,6 +15,9 @@ import dev.lantern.trace.Span;
 import dev.lantern.trace.Tracing;
 import dev.lantern.train.AdamW;
 import dev.lantern.train.AdamWConfig;
+import dev.lantern.train.Optimizer;
+import dev.lantern.train.Sgd;
+import dev.lantern.train.SgdConfig;
 import dev.lantern.train.GradClip;
 import dev.lantern.train.NamedState;
 import dev.lantern.train.Parameter;
@@ -65,7 +68,7 @@ public final class Trainer implements AutoCloseable {
     private final List<Parameter> params = new ArrayList<>();
     private final Map<String, String> gradientOutput = new HashMap<>(); // parameter name -> output value
     private final Map<String, Tensor> fixed = new HashMap<>();          // parameters not trained, by name
-    private final AdamW optimizer;
+    private final Optimizer optimizer;        // AdamW, or SGD on the host (TrainOptions.optimizer)
     private final DynamicLossScaler scaler;
     private final TokenTaskConfig taskConfig;
     private TokenTask task;
@@ -114,7 +117,9 @@ public final class Trainer implements AutoCloseable {
         }
         this.resident = device.kind().equals("cpu") ? null : openResident(co, device, mode);
         this.exec = resident != null ? null : StepExecutor.open(backward.graph(), co, device);
-        this.optimizer = new AdamW(params, new AdamWConfig(options.lr(), 0.9, 0.999, 1e-8, options.weightDecay()), options.threads());
+        this.optimizer = options.optimizer() == TrainOptions.Kind.SGD
+                ? new Sgd(params, new SgdConfig(options.lr(), options.momentum(), 0, false, options.weightDecay()), options.threads())
+                : new AdamW(params, new AdamWConfig(options.lr(), 0.9, 0.999, 1e-8, options.weightDecay()), options.threads());
         this.scaler = low == null ? null : new DynamicLossScaler(LossScalerConfig.forType(low));
         this.taskConfig = TokenTaskConfig.of(options.vocab(), batchOf(model), seqOf(model), options.seed());
         this.task = TokenTask.start(taskConfig);
@@ -127,7 +132,7 @@ public final class Trainer implements AutoCloseable {
      * the device optimizer is tested against), or the options accumulate micro-batches.
      */
     private DeviceStep openResident(CompileOptions co, Device device, RunMode mode) {
-        if (Boolean.getBoolean(HOST_OPTIMIZER) || options.accumulate() > 1) {
+        if (Boolean.getBoolean(HOST_OPTIMIZER) || options.accumulate() > 1 || options.optimizer() != TrainOptions.Kind.ADAMW) {
             return null; // accumulation runs the session route until the device step sums micro-batches itself
         }
         Map<String, Tensor> initial = new HashMap<>(fixed);
@@ -274,7 +279,7 @@ public final class Trainer implements AutoCloseable {
             if (applied) {
                 float coef = options.clipNorm() > 0 ? (float) options.clipNorm() / (norm + 1e-6f) : 1f;
                 boolean clip = options.clipNorm() > 0 && !(coef >= 1f); // a NaN coefficient clips to NaN, as on the CPU
-                resident.adamw(optimizer.config(), optimizer.lr(), residentSteps + 1, inv, clip, coef);
+                resident.adamw(((AdamW) optimizer).config(), optimizer.lr(), residentSteps + 1, inv, clip, coef);
                 residentSteps++;
                 hostStale = true;
             }
@@ -290,7 +295,7 @@ public final class Trainer implements AutoCloseable {
     /** A resident step's masters and moments read back into the host's parameters and optimizer. */
     private void pull() {
         if (resident != null && hostStale) {
-            DeviceStepState.read(resident, params, optimizer, residentSteps);
+            DeviceStepState.read(resident, params, (AdamW) optimizer, residentSteps); // a resident step runs AdamW only
             hostStale = false;
         }
     }
@@ -298,7 +303,7 @@ public final class Trainer implements AutoCloseable {
     /** The host's masters and moments (a restored checkpoint's) written to the resident step. */
     private void push() {
         if (resident != null) {
-            DeviceStepState.write(resident, params, optimizer);
+            DeviceStepState.write(resident, params, (AdamW) optimizer);
             residentSteps = optimizer.steps();
             hostStale = false;
         }
