@@ -226,22 +226,8 @@ final class GpuResultsGate {
             return checks;
         }
         Map<String, String> reasons = new LinkedHashMap<>();
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file);
-        } catch (IOException e) {
-            throw new LanternException("gate performance: cannot read " + file + ": " + TextFiles.reason(e), e);
-        }
         Set<String> names = new HashSet<>(List.of(forward.getFileName().toString(), train.getFileName().toString()));
-        for (int i = 0; i < lines.size(); i++) {
-            String line = lines.get(i).strip();
-            if (line.isEmpty() || line.startsWith("#")) {
-                continue;
-            }
-            String[] f = line.split("\t");
-            if (f.length < 3 || f[2].isBlank()) {
-                throw new LanternException(file + ":" + (i + 1) + ": expected FILE<TAB>CHECK<TAB>REASON");
-            }
+        for (String[] f : ResultsComparison.acceptanceLines(file, 3, "FILE<TAB>CHECK<TAB>REASON")) {
             if (names.contains(f[0])) {
                 reasons.put(f[1], f[2]);
             }

@@ -82,24 +82,37 @@ final class ResultsComparison {
      */
     static Set<String> accepted(Path file, Path current, Path previous) {
         Set<String> out = new java.util.HashSet<>();
+        for (String[] f : acceptanceLines(file, 4, "NEW<TAB>OLD<TAB>FIGURE<TAB>REASON")) {
+            if (f[0].equals(current.getFileName().toString()) && f[1].equals(previous.getFileName().toString())) {
+                out.add(f[2]);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The lines of a tab-separated acceptance file ({@code #} starts a comment, blank lines skipped),
+     * each split into its fields; a line with fewer than {@code fields} or an empty last one (the
+     * reason) is an error naming the file and line: an acceptance says why.
+     */
+    static List<String[]> acceptanceLines(Path file, int fields, String form) {
         List<String> lines;
         try {
             lines = Files.readAllLines(file);
         } catch (IOException e) {
             throw new LanternException("compare: cannot read " + file + ": " + TextFiles.reason(e), e);
         }
+        List<String[]> out = new ArrayList<>();
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i).strip();
             if (line.isEmpty() || line.startsWith("#")) {
                 continue;
             }
             String[] f = line.split("\t");
-            if (f.length < 4 || f[3].isBlank()) {
-                throw new LanternException(file + ":" + (i + 1) + ": expected NEW<TAB>OLD<TAB>FIGURE<TAB>REASON");
+            if (f.length < fields || f[fields - 1].isBlank()) {
+                throw new LanternException(file + ":" + (i + 1) + ": expected " + form);
             }
-            if (f[0].equals(current.getFileName().toString()) && f[1].equals(previous.getFileName().toString())) {
-                out.add(f[2]);
-            }
+            out.add(f);
         }
         return out;
     }
