@@ -6,6 +6,7 @@ import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CrossEntropySpec;
 import dev.lantern.cuda.codegen.ReduceSpec;
 import dev.lantern.cuda.codegen.RowGradSpec;
+import dev.lantern.cuda.codegen.ScatterAddSortedSpec;
 import dev.lantern.cuda.codegen.ScatterAddSpec;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Node;
@@ -165,6 +166,17 @@ final class GradientLowerer implements KernelLowerer {
         long count = Math.max(1, ids.shape().numel());
         if (size == 0 || inner == 0 || outer == 0) {
             throw new CodegenException("scatter_add into an empty table " + os + " has nothing to compute on CUDA");
+        }
+        if (ScatterAddSortedSpec.applies(count, size, cx.target)) {
+            // ids sorted by (row, position) once, then each row finds its ids by binary search: count x inner work,
+            // where the scan below is size x count comparisons (the same sums, bit for bit)
+            long bytes = ScatterAddSortedSpec.keyBytes(count);
+            Buf keys = cx.transientBuf(bytes);
+            cx.launch(new ScatterAddSortedSpec("lt_scatter_sort", ScatterAddSortedSpec.Stage.SORT, outer, count, size, inner, o.dtype(),
+                    ids.dtype()), List.of(ptr(ids), new Step.Ptr(keys, bytes), new Step.I64(1)));
+            cx.launch(new ScatterAddSortedSpec("lt_scatter_add", ScatterAddSortedSpec.Stage.SUM, outer, count, size, inner, o.dtype(),
+                    ids.dtype()), List.of(ptr(upd), new Step.Ptr(keys, bytes), ptr(o), new Step.I64(outer * size)));
+            return;
         }
         ScatterAddSpec spec = new ScatterAddSpec("lt_scatter_add", outer, count, size, inner, o.dtype(), ids.dtype());
         cx.launch(spec, List.of(ptr(upd), ptr(ids), ptr(o), new Step.I64(outer * size)));

@@ -16,6 +16,7 @@ import dev.lantern.cuda.codegen.SoftmaxSpec;
 import dev.lantern.cuda.codegen.RowGradSpec;
 import dev.lantern.cuda.codegen.CrossEntropySpec;
 import dev.lantern.cuda.codegen.ReduceSpec;
+import dev.lantern.cuda.codegen.ScatterAddSortedSpec;
 import dev.lantern.cuda.codegen.ScatterAddSpec;
 
 /**
@@ -52,6 +53,8 @@ public final class KernelNames {
             case ReduceSpec x -> new ReduceSpec(n, x.stage(), x.keptDims(), x.keptStrides(), x.reducedDims(), x.reducedStrides(),
                     x.splits(), x.inDtype(), x.outDtype());
             case ScatterAddSpec x -> new ScatterAddSpec(n, x.outer(), x.count(), x.size(), x.inner(), x.dtype(), x.idsType());
+            case ScatterAddSortedSpec x -> new ScatterAddSortedSpec(n, x.stage(), x.outer(), x.count(), x.size(), x.inner(), x.dtype(),
+                    x.idsType());
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
                     x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys(), x.group(), x.masked());
             case AttentionBackwardSpec x -> new AttentionBackwardSpec(n, x.kind(), x.batch(), x.heads(), x.group(), x.seqQ(), x.seqK(),

@@ -1,0 +1,164 @@
+package dev.lantern.cuda.codegen;
+
+import dev.lantern.ir.DType;
+
+import java.util.List;
+
+/**
+ * scatter_add by sorted ids, for a table whose rows far outnumber what one id scan per row can
+ * afford ({@link ScatterAddSpec} costs size x count comparisons: a LLaMA-shaped model's embedding
+ * gradient, 2 048 ids into 32 000 rows of 2 048, took 34 of its 46 ms H200 step). Two kernels, no
+ * atomics:
+ * <ul>
+ * <li>{@link Stage#SORT}: one CTA sorts the keys {@code (row << 32) | position} of every id in shared
+ *     memory (a bitonic network; the keys are unique, so the order is the same on every run) and
+ *     writes them to a transient buffer. An id outside {@code [0, size)} after the one wrap of a
+ *     negative id gets row {@code 0xFFFFFFFF}: it sorts last and matches no row, as in
+ *     {@link ScatterAddSpec};</li>
+ * <li>{@link Stage#SUM}: one CTA per output row (b, r) and block of columns, as
+ *     {@link ScatterAddSpec}: it finds r's first key by binary search and adds the matching updates
+ *     in double in position order, so the sums are {@link ScatterAddSpec}'s bit for bit.</li>
+ * </ul>
+ * Limits: at most {@link #MAX_COUNT} ids (the sort's keys fit the CTA's shared memory) and fewer
+ * than {@code 2^32 - 1} rows; beyond them the lowering keeps {@link ScatterAddSpec}.
+ * Kernel arguments: SORT (ids, keys, one); SUM (updates, keys, out, rows = outer * size).
+ */
+public record ScatterAddSortedSpec(String name, Stage stage, long outer, long count, long size, long inner, DType dtype,
+                                   DType idsType) implements KernelSpec {
+    /** Ids the one-CTA sort takes: 16 384 keys of 8 bytes, 128 KiB of shared memory. */
+    public static final long MAX_COUNT = 16_384;
+    static final int SORT_THREADS = 1024;
+
+    public enum Stage { SORT, SUM }
+
+    public ScatterAddSortedSpec {
+        KernelSpec.checkName(name);
+        KernelSpec.checkPositive(outer, name + ": outer");
+        KernelSpec.checkPositive(count, name + ": count");
+        KernelSpec.checkPositive(size, name + ": size");
+        KernelSpec.checkPositive(inner, name + ": inner");
+        if (idsType != DType.I32 && idsType != DType.I64) {
+            throw new CodegenException(name + ": scatter_add ids must be i32 or i64, found " + idsType);
+        }
+        if (count > MAX_COUNT || size >= 0xFFFFFFFFL) {
+            throw new CodegenException(name + ": the sorted scatter_add takes at most " + MAX_COUNT + " ids and fewer than 2^32-1 rows, found "
+                    + count + " ids into " + size + " rows");
+        }
+    }
+
+    /** Whether the sorted form applies: few enough ids for one CTA's sort, and a target with the shared memory for it. */
+    public static boolean applies(long count, long size, CudaTarget target) {
+        return count <= MAX_COUNT && size < 0xFFFFFFFFL && sortBytes(count) <= target.sharedBytesPerBlock();
+    }
+
+    /** The transient buffer the keys go to. */
+    public static long keyBytes(long count) {
+        return count * 8;
+    }
+
+    static int sortBytes(long count) {
+        return (int) (pow2(count) * 8);
+    }
+
+    static long pow2(long n) {
+        long p = 1;
+        while (p < n) {
+            p <<= 1;
+        }
+        return p;
+    }
+
+    @Override
+    public CudaKernelSource render(CudaTarget target) {
+        target.requireDtype(dtype, name);
+        return stage == Stage.SORT ? sort(target) : sum();
+    }
+
+    private CudaKernelSource sort(CudaTarget target) {
+        int bytes = sortBytes(count);
+        if (bytes > target.sharedBytesPerBlock()) {
+            throw new CodegenException(name + ": sorting " + count + " ids needs " + bytes + " bytes of shared memory, "
+                    + target.arch() + " gives " + target.sharedBytesPerBlock());
+        }
+        String it = idsType == DType.I64 ? "long long" : "int";
+        CudaEmitter e = new CudaEmitter();
+        CudaPrelude.emit(e, "scatter_add: " + count + " ids sorted by (row, position) in one CTA, no atomics");
+        List<KernelParam> params = List.of(
+                new KernelParam("const " + it + "* __restrict__", "ids"),
+                new KernelParam("unsigned long long* __restrict__", "keys"),
+                new KernelParam("long long", "one"));
+        e.block("extern \"C\" __global__ void __launch_bounds__(" + SORT_THREADS + ") " + name + "("
+                + String.join(", ", params.stream().map(KernelParam::toString).toList()) + ")", () -> {
+            e.linef("constexpr int COUNT = %d, P = %d, THREADS = %d;", count, pow2(count), SORT_THREADS);
+            e.linef("constexpr long long SIZE = %dLL;", size);
+            e.line("extern __shared__ unsigned long long k[];");
+            e.line("if (blockIdx.x >= one) return;");
+            e.block("for (int i = threadIdx.x; i < P; i += THREADS)", () -> {
+                e.line("unsigned long long key = ~0ULL;  // padding sorts after every id");
+                e.block("if (i < COUNT)", () -> {
+                    e.line("long long id = (long long) ids[i];");
+                    e.line("if (id < 0) id += SIZE;");
+                    e.line("const unsigned long long row = id >= 0 && id < SIZE ? (unsigned long long) id : 0xFFFFFFFFULL;");
+                    e.line("key = (row << 32) | (unsigned long long) (unsigned) i;");
+                });
+                e.line("k[i] = key;");
+            });
+            e.line("__syncthreads();");
+            e.block("for (int len = 2; len <= P; len <<= 1)", () -> e.block("for (int stride = len >> 1; stride > 0; stride >>= 1)", () -> {
+                e.block("for (int i = threadIdx.x; i < P; i += THREADS)", () -> {
+                    e.line("const int j = i ^ stride;");
+                    e.block("if (j > i)", () -> {
+                        e.line("const bool up = (i & len) == 0;");
+                        e.line("const unsigned long long a = k[i], b = k[j];");
+                        e.block("if ((a > b) == up)", () -> {
+                            e.line("k[i] = b;");
+                            e.line("k[j] = a;");
+                        });
+                    });
+                });
+                e.line("__syncthreads();");
+            }));
+            e.line("for (int i = threadIdx.x; i < COUNT; i += THREADS) keys[i] = k[i];");
+        });
+        LaunchRule rule = s -> LaunchConfig.linear(1, SORT_THREADS, bytes);
+        return new CudaKernelSource(name, e.text(), params, rule, ProblemSize.of(1), "sorted");
+    }
+
+    private CudaKernelSource sum() {
+        String t = CudaPrelude.cType(dtype);
+        int threads = RowGradSpec.threads(inner);
+        long blocks = ScatterAddSpec.colBlocks(inner, threads);
+        CudaEmitter e = new CudaEmitter();
+        CudaPrelude.emit(e, "scatter_add of " + count + " sorted rows of " + inner + " into " + size + " (x" + outer + " outer), no atomics");
+        List<KernelParam> params = List.of(
+                new KernelParam("const " + t + "* __restrict__", "upd"),
+                new KernelParam("const unsigned long long* __restrict__", "keys"),
+                new KernelParam(t + "* __restrict__", "out"),
+                new KernelParam("long long", "rows"));
+        e.block("extern \"C\" __global__ void __launch_bounds__(" + threads + ") " + name + "("
+                + String.join(", ", params.stream().map(KernelParam::toString).toList()) + ")", () -> {
+            e.linef("constexpr long long INNER = %dLL, COUNT = %dLL, SIZE = %dLL;", inner, count, size);
+            e.linef("constexpr int THREADS = %d;", threads);
+            e.linef("constexpr long long COL_BLOCKS = %dLL;", blocks);
+            e.line("const long long task = blockIdx.x / COL_BLOCKS;");
+            e.line("if (task >= rows) return;");
+            e.line("const long long r = task % SIZE, b = task / SIZE;");
+            e.line("const long long j = (blockIdx.x % COL_BLOCKS) * THREADS + threadIdx.x;");
+            e.line("if (j >= INNER) return;");
+            e.line("const unsigned long long want = (unsigned long long) r << 32;");
+            e.line("long long lo = 0, hi = COUNT;  // the first key of row r");
+            e.block("while (lo < hi)", () -> {
+                e.line("const long long mid = (lo + hi) >> 1;");
+                e.line("if (keys[mid] < want) lo = mid + 1; else hi = mid;");
+            });
+            e.line("double acc = 0.0;");
+            e.block("for (long long q = lo; q < COUNT && (keys[q] >> 32) == (unsigned long long) r; ++q)", () -> {
+                e.line("const long long i = (long long) (keys[q] & 0xFFFFFFFFULL);");
+                e.line("acc += (double) lt_f32(upd[(b * COUNT + i) * INNER + j]);");
+            });
+            e.line("out[(b * SIZE + r) * INNER + j] = lt_from<" + t + ">((float) acc);");
+        });
+        LaunchRule rule = s -> LaunchConfig.linear(Math.max(1, s.get(0)) * blocks, threads, 0);
+        return new CudaKernelSource(name, e.text(), params, rule, ProblemSize.of(outer * size), "sorted");
+    }
+}
