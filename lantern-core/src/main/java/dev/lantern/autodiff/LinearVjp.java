@@ -14,7 +14,9 @@ import java.util.Map;
  * operand was broadcast along. The common case of a weight, B of rank 2 under a batched A (a
  * linear layer over (batch, seq, in)), folds the batch into the rows instead: dB = A₂ᵀ·dC₂ with
  * A₂ (b·s, in) and dC₂ (b·s, out), one GEMM that sums over every row as it goes, where the general
- * rule would write a (batch, in, out) product per batch and reduce it after.
+ * rule would write a (batch, in, out) product per batch and reduce it after. dB is emitted before
+ * dA: A is often a saved activation read last by dB (the MLP's GELU output), so it is dead before
+ * dA, as large, is written; the other order holds both at once at a training step's peak.
  */
 final class LinearVjp {
     private LinearVjp() {}
@@ -31,11 +33,6 @@ final class LinearVjp {
         String bb = n.input(1);
         String da = null;
         String db = null;
-        if (need[0]) {
-            // A (M, K): dC·op(B)ᵀ; A stored (K, M): (dC·op(B)ᵀ)ᵀ = op(B)·dCᵀ
-            da = ta ? b.op(Op.MATMUL, flags(tb, true), bb, dc) : b.op(Op.MATMUL, flags(false, !tb), dc, bb);
-            da = b.sumTo(da, b.shape(a));
-        }
         if (need[1] && b.shape(bb).rank() == 2 && b.shape(a).rank() > 2 && !ta) {
             Shape as = b.shape(a);
             Shape cs = b.shape(dc);
@@ -48,12 +45,15 @@ final class LinearVjp {
             String a2 = b.reshape(a, Shape.of(rows, as.dim(-1)));
             String c2 = b.reshape(dc, Shape.of(rows, cs.dim(-1)));
             db = tb ? b.op(Op.MATMUL, flags(true, false), c2, a2) : b.op(Op.MATMUL, flags(true, false), a2, c2);
-            return new String[] {da, db};
-        }
-        if (need[1]) {
+        } else if (need[1]) {
             // B (K, N): op(A)ᵀ·dC; B stored (N, K): (op(A)ᵀ·dC)ᵀ = dCᵀ·op(A)
             db = tb ? b.op(Op.MATMUL, flags(true, ta), dc, a) : b.op(Op.MATMUL, flags(!ta, false), a, dc);
             db = b.sumTo(db, b.shape(bb));
+        }
+        if (need[0]) {
+            // A (M, K): dC·op(B)ᵀ; A stored (K, M): (dC·op(B)ᵀ)ᵀ = op(B)·dCᵀ
+            da = ta ? b.op(Op.MATMUL, flags(tb, true), bb, dc) : b.op(Op.MATMUL, flags(false, !tb), dc, bb);
+            da = b.sumTo(da, b.shape(a));
         }
         return new String[] {da, db};
     }

@@ -265,7 +265,11 @@ public final class Autocast implements Pass {
 
     /**
      * view(cast(x {low}) {to=f32}) -> cast(view(x)) {to=f32} when the view's one reader is an op the
-     * elementwise-stays-low rule may keep low (q and k reach RoPE through reshape and permute).
+     * elementwise-stays-low rule may keep low (q and k reach RoPE through reshape and permute), or
+     * when every read of the view ends in a cast to low: in a training step q and k are read by the
+     * attention (cast to low) and by the backward's RoPE recompute (cast to low after it), and
+     * moving the upcast below the view lets both casts meet the GEMM's low output, so q and k are
+     * stored once in low precision instead of in f32 from the forward to the backward.
      */
     private Rewrite upcastThroughView(Node n, RewriteContext cx) {
         boolean view = n.op() == Op.PERMUTE || n.op() == Op.RESHAPE;
@@ -273,7 +277,8 @@ public final class Autocast implements Pass {
         if (c == null || c.type().dtype() != DType.F32 || cx.type(c.input(0)).dtype() != low || cx.isOutput(n.name())) {
             return null;
         }
-        if (!feedsLowReader(n.name(), cx) || (n.op() == Op.RESHAPE && !cx.type(c.input(0)).layout().isContiguous())) {
+        boolean lowReaders = feedsLowReader(n.name(), cx) || endsLow(n.name(), cx, 6);
+        if (!lowReaders || (n.op() == Op.RESHAPE && !cx.type(c.input(0)).layout().isContiguous())) {
             return null;
         }
         Node v = new Node(cx.fresh(), n.op(), List.of(c.input(0)), n.attrs(), n.type().withDtype(low));
