@@ -99,14 +99,15 @@ public final class Sgd implements Optimizer {
 
     @Override
     public void step() {
-        float wd = (float) config.weightDecay();
-        boolean doDecay = config.weightDecay() != 0;
-        float mom = (float) config.momentum();
-        boolean doMomentum = config.momentum() != 0;
-        float keep = (float) (1 - config.dampening());
-        boolean first = steps == 0;
-        boolean nesterov = config.nesterov();
-        float negLr = (float) -lr;
+        SgdScalars k = SgdScalars.of(config, lr, steps); // the device kernel's scalars too
+        float wd = k.weightDecay();
+        boolean doDecay = k.doDecay();
+        float mom = k.momentum();
+        boolean doMomentum = k.doMomentum();
+        float keep = k.keep();
+        boolean first = k.first();
+        boolean nesterov = k.nesterov();
+        float negLr = k.negLr();
         plan.forEach((p, i, start, end) -> {
             MemorySegment pv = p.value().segment();
             MemorySegment g = p.grad().segment();

@@ -7,14 +7,15 @@ import dev.lantern.engine.CompiledModel;
 import dev.lantern.ir.Graph;
 import dev.lantern.tensor.Tensor;
 import dev.lantern.train.AdamWConfig;
+import dev.lantern.train.SgdConfig;
 
 import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 
 /**
- * The training step kept on a device: the f32 master weights, the gradients and AdamW's moments
- * live there from the first step to the last, so a step moves only the batch in and a few numbers
+ * The training step kept on a device: the f32 master weights, the gradients and the optimizer's
+ * state (AdamW's moments, SGD's momentum buffers) live there from the first step to the last, so a step moves only the batch in and a few numbers
  * out (the loss, and per chunk of gradient a sum of squares and a non-finite flag, from which the
  * host takes the global norm and the loss scaler's decision). {@link Trainer} drives it; a backend
  * module provides it ({@link Provider}, found with {@link ServiceLoader}: lantern-cuda's for
@@ -35,9 +36,11 @@ public interface DeviceStep extends AutoCloseable {
      * @param initial   every parameter's first value by input name (trained: f32 masters; fixed ones as they are)
      * @param autotune  tune the compiled step's GEMMs and kernels on the device before its first run
      *                  ({@link TrainOptions#autotune()}); ignored by an eager step
+     * @param slots     f32 state tensors per parameter the optimizer keeps on the device: 2 for AdamW
+     *                  (its moments), 1 for SGD with momentum (the buffer), 0 for plain SGD
      */
     record Spec(Graph graph, CompileOptions options, Device device, RunMode mode, List<String> trained, List<String> gradients,
-                String loss, Map<String, Tensor> initial, boolean autotune) {
+                String loss, Map<String, Tensor> initial, boolean autotune, int slots) {
         /** Copies the lists and the map. */
         public Spec {
             trained = List.copyOf(trained);
@@ -46,6 +49,15 @@ public interface DeviceStep extends AutoCloseable {
             if (trained.size() != gradients.size()) {
                 throw new IllegalArgumentException(trained.size() + " trained parameters but " + gradients.size() + " gradients");
             }
+            if (slots < 0 || slots > 2) {
+                throw new IllegalArgumentException("an optimizer keeps 0 to 2 state tensors per parameter, not " + slots);
+            }
+        }
+
+        /** A step for AdamW (two moments per parameter). */
+        public Spec(Graph graph, CompileOptions options, Device device, RunMode mode, List<String> trained, List<String> gradients,
+                    String loss, Map<String, Tensor> initial, boolean autotune) {
+            this(graph, options, device, mode, trained, gradients, loss, initial, autotune, 2);
         }
     }
 
@@ -89,11 +101,23 @@ public interface DeviceStep extends AutoCloseable {
      */
     void adamw(AdamWConfig config, double lr, long t, float invScale, boolean clip, float coef);
 
-    /** Downloads the masters and both moments, in {@link Spec#trained} order, into the given f32 tensors. */
-    void read(List<Tensor> masters, List<Tensor> expAvg, List<Tensor> expAvgSq);
+    /**
+     * SGD's step after {@code stepsTaken} applied ones (0: the momentum buffers become the
+     * gradients) at learning rate {@code lr} on every trained parameter, from the gradients of the
+     * last {@link #run}, each multiplied by {@code invScale} and then (when {@code clip}) by
+     * {@code coef}: the CPU's {@code Sgd.step} after its scaler and {@code GradClip}, per element.
+     */
+    void sgd(SgdConfig config, double lr, long stepsTaken, float invScale, boolean clip, float coef);
 
-    /** Uploads masters and moments (a restored checkpoint's), in {@link Spec#trained} order. */
-    void write(List<Tensor> masters, List<Tensor> expAvg, List<Tensor> expAvgSq);
+    /**
+     * Downloads the masters and the optimizer's state into the given f32 tensors, in
+     * {@link Spec#trained} order: {@code state} holds {@link Spec#slots} lists (AdamW: first
+     * moments, second moments; SGD with momentum: the buffers).
+     */
+    void read(List<Tensor> masters, List<List<Tensor>> state);
+
+    /** Uploads masters and the optimizer's state (a restored checkpoint's), laid out as {@link #read} takes them. */
+    void write(List<Tensor> masters, List<List<Tensor>> state);
 
     /** The most device bytes the step's memory held at once (its allocator's figure), or -1 when unknown. */
     long peakBytes();

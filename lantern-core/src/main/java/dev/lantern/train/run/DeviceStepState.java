@@ -3,7 +3,9 @@ package dev.lantern.train.run;
 import dev.lantern.tensor.Tensor;
 import dev.lantern.train.AdamW;
 import dev.lantern.train.NamedState;
+import dev.lantern.train.Optimizer;
 import dev.lantern.train.Parameter;
+import dev.lantern.train.Sgd;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,16 +16,27 @@ import java.util.Map;
  * Moves the training state between a {@link DeviceStep} and the host's copies of it, for what
  * reads the host's ({@link Trainer#checkpoint}, {@link Trainer#weightsHash}, {@link Trainer#parameters})
  * and what writes it ({@link Trainer#restore}): the f32 masters into the parameters' tensors, the
- * moments into the optimizer's own tensors, in place, and AdamW's step count.
+ * optimizer's state (AdamW's moments, SGD's momentum buffers) into the optimizer's own tensors, in
+ * place, and the step count. A checkpoint of a resident run is then the host optimizer's, name for name.
  */
 final class DeviceStepState {
     private DeviceStepState() {}
 
-    /** The device's masters and moments into {@code params} and {@code optimizer}, whose step count becomes {@code steps}. */
-    static void read(DeviceStep step, List<Parameter> params, AdamW optimizer, long steps) {
+    /**
+     * The state tensors' name prefixes of {@code optimizer}, in the device's slot order
+     * ({@link DeviceStep.Spec#slots} is their number).
+     */
+    static List<String> slots(Optimizer optimizer) {
+        return switch (optimizer) {
+            case AdamW a -> List.of("exp_avg.", "exp_avg_sq.");
+            case Sgd s -> s.config().momentum() != 0 ? List.of("momentum_buffer.") : List.of();
+        };
+    }
+
+    /** The device's masters and state into {@code params} and {@code optimizer}, whose step count becomes {@code steps}. */
+    static void read(DeviceStep step, List<Parameter> params, Optimizer optimizer, long steps) {
         NamedState st = optimizer.state();
-        List<List<Tensor>> t = tensors(params, st);
-        step.read(t.get(0), t.get(1), t.get(2)); // the optimizer's own moment tensors, filled in place
+        step.read(masters(params), state(params, optimizer, st)); // the optimizer's own state tensors, filled in place
         Map<String, String> meta = new HashMap<>(st.metadata());
         meta.put("step", Long.toString(steps));
         optimizer.loadState(new NamedState(st.tensors(), meta));
@@ -32,22 +45,29 @@ final class DeviceStepState {
         }
     }
 
-    /** The host's masters and moments onto the device. */
-    static void write(DeviceStep step, List<Parameter> params, AdamW optimizer) {
-        List<List<Tensor>> t = tensors(params, optimizer.state());
-        step.write(t.get(0), t.get(1), t.get(2));
+    /** The host's masters and optimizer state onto the device. */
+    static void write(DeviceStep step, List<Parameter> params, Optimizer optimizer) {
+        step.write(masters(params), state(params, optimizer, optimizer.state()));
     }
 
-    /** Masters, first moments, second moments, in parameter order. */
-    private static List<List<Tensor>> tensors(List<Parameter> params, NamedState st) {
+    private static List<Tensor> masters(List<Parameter> params) {
         List<Tensor> masters = new ArrayList<>();
-        List<Tensor> m = new ArrayList<>();
-        List<Tensor> v = new ArrayList<>();
         for (Parameter p : params) {
             masters.add(p.value());
-            m.add(st.tensors().get("exp_avg." + p.name()));
-            v.add(st.tensors().get("exp_avg_sq." + p.name()));
         }
-        return List.of(masters, m, v);
+        return masters;
+    }
+
+    /** Per slot, that state's tensor of every parameter, in parameter order. */
+    private static List<List<Tensor>> state(List<Parameter> params, Optimizer optimizer, NamedState st) {
+        List<List<Tensor>> slots = new ArrayList<>();
+        for (String prefix : slots(optimizer)) {
+            List<Tensor> t = new ArrayList<>();
+            for (Parameter p : params) {
+                t.add(st.tensors().get(prefix + p.name()));
+            }
+            slots.add(t);
+        }
+        return slots;
     }
 }

@@ -25,8 +25,8 @@ import dev.lantern.train.TrainStateException;
  *                      Off by default: tuning costs seconds at the start, and a tuned GEMM may sum
  *                      in another order, so its weights differ in the last bits from an untuned run's
  * @param optimizer     AdamW (decoupled weight decay, the default) or SGD ({@code torch.optim.SGD}:
- *                      weight decay as L2 on the gradient, momentum buffer); SGD steps on the host on
- *                      every device (the device-resident step runs AdamW only)
+ *                      weight decay as L2 on the gradient, momentum buffer); on a GPU either runs in
+ *                      the device-resident step's multi-tensor kernel
  * @param momentum      SGD's momentum (0: plain SGD); AdamW ignores it
  */
 public record TrainOptions(int vocab, double lr, double weightDecay, double clipNorm, CompileOptions.Amp amp, long seed,

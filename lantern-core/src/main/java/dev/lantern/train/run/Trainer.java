@@ -45,10 +45,10 @@ import java.util.Map;
 /**
  * Trains a {@link LanguageModel} on the generated next-token task: the model and its gradient
  * ({@link Gradients}) as one graph compiled by the standard pipeline and run by a
- * {@link StepExecutor} on the CPU, AdamW over f32 master weights on the host (the model reads
+ * {@link StepExecutor} on the CPU, AdamW (or SGD with momentum) over f32 master weights on the host (the model reads
  * bf16/f16 copies under AMP), gradients clipped by global norm, and under AMP the dynamic loss
  * scaler. On a device whose module provides a {@link DeviceStep} (CUDA), the weights, gradients and
- * moments stay on the device and AdamW runs there; the host keeps the scaler's and the clipping's
+ * the optimizer's state stay on the device and the optimizer runs there; the host keeps the scaler's and the clipping's
  * decisions, from the gradients' sum of squares, so the logic is the same. A step is forward + backward (one compiled run) + optimizer;
  * everything a resumed run needs is in {@link #checkpoint()}, so that a run restored from it
  * continues bit-exactly.
@@ -68,13 +68,13 @@ public final class Trainer implements AutoCloseable {
     private final List<Parameter> params = new ArrayList<>();
     private final Map<String, String> gradientOutput = new HashMap<>(); // parameter name -> output value
     private final Map<String, Tensor> fixed = new HashMap<>();          // parameters not trained, by name
-    private final Optimizer optimizer;        // AdamW, or SGD on the host (TrainOptions.optimizer)
+    private final Optimizer optimizer;        // AdamW or SGD (TrainOptions.optimizer); a resident step's state is read back into it
     private final DynamicLossScaler scaler;
     private final TokenTaskConfig taskConfig;
     private TokenTask task;
     private SplitMix64 rng;
     private long step;
-    private long residentSteps;               // AdamW steps the resident step took
+    private long residentSteps;               // optimizer steps the resident step took
 
     /** A trainer whose step runs on the CPU: {@link #Trainer(LanguageModel, TrainOptions, Device)} with {@link Device#cpu()}. */
     public Trainer(LanguageModel model, TrainOptions options) {
@@ -115,11 +115,11 @@ public final class Trainer implements AutoCloseable {
             params.add(low == null ? Parameter.of(e.getValue(), master) : Parameter.mixed(e.getValue(), master, low));
             gradientOutput.put(e.getValue(), backward.gradientOf(e.getKey()));
         }
-        this.resident = device.kind().equals("cpu") ? null : openResident(co, device, mode);
-        this.exec = resident != null ? null : StepExecutor.open(backward.graph(), co, device);
         this.optimizer = options.optimizer() == TrainOptions.Kind.SGD
                 ? new Sgd(params, new SgdConfig(options.lr(), options.momentum(), 0, false, options.weightDecay()), options.threads())
                 : new AdamW(params, new AdamWConfig(options.lr(), 0.9, 0.999, 1e-8, options.weightDecay()), options.threads());
+        this.resident = device.kind().equals("cpu") ? null : openResident(co, device, mode);
+        this.exec = resident != null ? null : StepExecutor.open(backward.graph(), co, device);
         this.scaler = low == null ? null : new DynamicLossScaler(LossScalerConfig.forType(low));
         this.taskConfig = TokenTaskConfig.of(options.vocab(), batchOf(model), seqOf(model), options.seed());
         this.task = TokenTask.start(taskConfig);
@@ -128,11 +128,12 @@ public final class Trainer implements AutoCloseable {
 
     /**
      * The step kept on {@code device}, or null where no module provides one or the system property
-     * {@value #HOST_OPTIMIZER} is true (the step through a session, AdamW on the host: the reference
-     * the device optimizer is tested against), or the options accumulate micro-batches.
+     * {@value #HOST_OPTIMIZER} is true (the step through a session, the optimizer on the host: the reference
+     * the device optimizer is tested against), or the options accumulate micro-batches. AdamW and
+     * SGD both run there.
      */
     private DeviceStep openResident(CompileOptions co, Device device, RunMode mode) {
-        if (Boolean.getBoolean(HOST_OPTIMIZER) || options.accumulate() > 1 || options.optimizer() != TrainOptions.Kind.ADAMW) {
+        if (Boolean.getBoolean(HOST_OPTIMIZER) || options.accumulate() > 1) {
             return null; // accumulation runs the session route until the device step sums micro-batches itself
         }
         Map<String, Tensor> initial = new HashMap<>(fixed);
@@ -144,7 +145,7 @@ public final class Trainer implements AutoCloseable {
             grads.add(gradientOutput.get(p.name()));
         }
         return DeviceStep.open(new DeviceStep.Spec(SessionStepExecutor.paramsAsInputs(backward.graph()), co, device, mode, trained,
-                grads, backward.loss(), initial, options.autotune()));
+                grads, backward.loss(), initial, options.autotune(), DeviceStepState.slots(optimizer).size()));
     }
 
     private static int batchOf(LanguageModel m) {
@@ -263,7 +264,7 @@ public final class Trainer implements AutoCloseable {
      * The step on the device: forward and backward, then the gradients' sum of squares and
      * non-finite flags read back; the host decides as {@link DynamicLossScaler#step} and
      * {@link GradClip#clipGradNorm} do (skip on a non-finite gradient under the scaler, clip when the
-     * norm is above the limit), and AdamW runs on the device.
+     * norm is above the limit), and the optimizer (AdamW or SGD) runs on the device.
      */
     private StepResult residentStep(long t0, TokenBatch b, float s, Tensor scale) {
         float inv = (float) (1.0 / (double) s);
@@ -279,7 +280,10 @@ public final class Trainer implements AutoCloseable {
             if (applied) {
                 float coef = options.clipNorm() > 0 ? (float) options.clipNorm() / (norm + 1e-6f) : 1f;
                 boolean clip = options.clipNorm() > 0 && !(coef >= 1f); // a NaN coefficient clips to NaN, as on the CPU
-                resident.adamw(((AdamW) optimizer).config(), optimizer.lr(), residentSteps + 1, inv, clip, coef);
+                switch (optimizer) {
+                    case AdamW a -> resident.adamw(a.config(), a.lr(), residentSteps + 1, inv, clip, coef);
+                    case Sgd g -> resident.sgd(g.config(), g.lr(), residentSteps, inv, clip, coef);
+                }
                 residentSteps++;
                 hostStale = true;
             }
@@ -292,18 +296,18 @@ public final class Trainer implements AutoCloseable {
         return new StepResult(step, loss, applied, norm, s, System.nanoTime() - t0);
     }
 
-    /** A resident step's masters and moments read back into the host's parameters and optimizer. */
+    /** A resident step's masters and optimizer state read back into the host's parameters and optimizer. */
     private void pull() {
         if (resident != null && hostStale) {
-            DeviceStepState.read(resident, params, (AdamW) optimizer, residentSteps); // a resident step runs AdamW only
+            DeviceStepState.read(resident, params, optimizer, residentSteps);
             hostStale = false;
         }
     }
 
-    /** The host's masters and moments (a restored checkpoint's) written to the resident step. */
+    /** The host's masters and optimizer state (a restored checkpoint's) written to the resident step. */
     private void push() {
         if (resident != null) {
-            DeviceStepState.write(resident, params, (AdamW) optimizer);
+            DeviceStepState.write(resident, params, optimizer);
             residentSteps = optimizer.steps();
             hostStale = false;
         }

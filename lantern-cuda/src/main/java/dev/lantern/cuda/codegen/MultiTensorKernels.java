@@ -26,6 +26,16 @@ import java.util.List;
  * v = fma(w2 * g, g, v * b2)
  * p = p + (negStepSize * m) / (sqrt(v) / bc2Sqrt + eps)
  *       </pre>
+ *   <li>{@code lt_mt_sgd}: SGD with momentum per element, line by line as the CPU's
+ *       {@code dev.lantern.train.Sgd} (its fused multiply-adds as {@code fmaf}, the rest
+ *       {@code __fmul_rn}), on the same unscaled and clipped gradient; the tensor table's {@code m}
+ *       word is the momentum buffer ({@code v} unused, both 0 without momentum):
+ *       <pre>
+ * g = fma(wd, p, g)                               (when doDecay)
+ * b = first ? g : fma(keep, g, b * momentum)      (when doMomentum; keep = 1 - dampening)
+ * g = nesterov ? fma(momentum, b, g) : b          (when doMomentum)
+ * p = fma(negLr, g, p)
+ *       </pre>
  * </ul>
  */
 public final class MultiTensorKernels {
@@ -119,6 +129,43 @@ public final class MultiTensorKernels {
                 e.line("p[i] = pe;");
                 e.line("m[i] = me;");
                 e.line("v[i] = ve;");
+            });
+        });
+        return source(name, e, params);
+    }
+
+    /** SGD with momentum (and L2 weight decay, dampening, Nesterov) over every chunk. */
+    public static CudaKernelSource sgd() {
+        String name = "lt_mt_sgd";
+        CudaEmitter e = new CudaEmitter();
+        CudaPrelude.emit(e, "multi-tensor SGD with momentum on unscaled, clipped gradients, one CTA per chunk");
+        List<KernelParam> params = new ArrayList<>(List.of(
+                new KernelParam("const long long* __restrict__", "tensors"),
+                new KernelParam("const long long* __restrict__", "chunks"),
+                new KernelParam("float", "inv"),
+                new KernelParam("int", "identity"),
+                new KernelParam("float", "coef"),
+                new KernelParam("int", "clip")));
+        for (String f : new String[] {"wd", "doDecay", "momentum", "doMomentum", "keep", "first", "nesterov", "negLr"}) {
+            params.add(new KernelParam(f.startsWith("do") || f.equals("first") || f.equals("nesterov") ? "int" : "float", f));
+        }
+        e.block(signature(name, params), () -> {
+            chunkPrologue(e);
+            e.line("float* p = (float*) tensors[t * " + TENSOR_WORDS + "];");
+            e.line("float* b = (float*) tensors[t * " + TENSOR_WORDS + " + 2];");
+            e.block("for (long long i = start + threadIdx.x; i < end; i += blockDim.x)", () -> {
+                e.line("float ge = g[i];");
+                e.line("if (!identity) ge = __fmul_rn(ge, inv);");
+                e.line("if (clip) ge = __fmul_rn(ge, coef);");
+                e.line("const float pe = p[i];");
+                e.line("if (doDecay) ge = fmaf(wd, pe, ge);");
+                e.block("if (doMomentum)", () -> {
+                    // the first step never reads the buffer: it may hold anything (a fresh allocation)
+                    e.line("const float be = first ? ge : fmaf(keep, ge, __fmul_rn(b[i], momentum));");
+                    e.line("b[i] = be;");
+                    e.line("ge = nesterov ? fmaf(momentum, be, ge) : be;");
+                });
+                e.line("p[i] = fmaf(negLr, ge, pe);");
             });
         });
         return source(name, e, params);

@@ -15,6 +15,7 @@ import dev.lantern.ir.TensorType;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
 import dev.lantern.train.AdamWConfig;
+import dev.lantern.train.SgdConfig;
 import dev.lantern.train.run.DeviceStep;
 
 import java.util.ArrayList;
@@ -26,9 +27,11 @@ import java.util.Map;
  * The training step kept on one GPU ({@link DeviceStep}): the step graph (parameters as inputs)
  * compiled for cuda and loaded as a {@link CudaSession}, whose input buffers hold the f32 masters
  * for the whole run; the gradients are the step's outputs where the memory plan put them; the
- * moments are two flat f32 buffers of the {@link MultiTensorOptimizer}. Per step: the batch uploaded, forward and backward (a CUDA
+ * optimizer's state is flat f32 buffers of the {@link MultiTensorOptimizer}. Per step: the batch uploaded, forward and backward (a CUDA
  * graph replay in {@link RunMode#GRAPH}), one {@code lt_mt_sumsq} launch, and the loss and the
- * per-chunk sums read back; then, as the host decides, one {@code lt_mt_adamw} launch. Nothing
+ * per-chunk sums read back; then, as the host decides, one {@code lt_mt_adamw} or {@code lt_mt_sgd}
+ * launch (the optimizer keeps {@link DeviceStep.Spec#slots} state buffers: AdamW's moments, SGD's
+ * momentum buffers). Nothing
  * else crosses the bus. With {@link DeviceStep.Spec#autotune()} the first run, once the batch is on
  * the device, tunes the step's GEMMs and kernels ({@link CudaSession#autotune()}, the tune cache of
  * {@link TuneCache#defaultFile()}) before it runs.
@@ -96,7 +99,7 @@ public final class CudaTrainStep implements DeviceStep {
             this.session = s;
             this.stream = s.stream();
             session.setSomeInputs(spec.initial());
-            this.optimizer = new MultiTensorOptimizer(gpu, stream, sizes);
+            this.optimizer = new MultiTensorOptimizer(gpu, stream, sizes, spec.slots());
             stream.synchronize();
         } catch (RuntimeException e) {
             if (s != null) {
@@ -153,35 +156,47 @@ public final class CudaTrainStep implements DeviceStep {
     }
 
     @Override
-    public void read(List<Tensor> masters, List<Tensor> expAvg, List<Tensor> expAvgSq) {
-        checkSizes(masters, expAvg, expAvgSq);
+    public void sgd(SgdConfig config, double lr, long stepsTaken, float invScale, boolean clip, float coef) {
+        optimizer.sgd(config, lr, stepsTaken, invScale, clip, coef);
+    }
+
+    @Override
+    public void read(List<Tensor> masters, List<List<Tensor>> state) {
+        checkSizes(masters, state);
         for (int i = 0; i < masterValues.size(); i++) {
             long bytes = masters.get(i).numel() * 4;
             optimizer.download(session.addressOf(masterValues.get(i)), masters.get(i).segment(), bytes);
-            optimizer.download(optimizer.expAvg(i), expAvg.get(i).segment(), bytes);
-            optimizer.download(optimizer.expAvgSq(i), expAvgSq.get(i).segment(), bytes);
+            for (int k = 0; k < state.size(); k++) {
+                optimizer.download(optimizer.state(k, i), state.get(k).get(i).segment(), bytes);
+            }
         }
     }
 
     @Override
-    public void write(List<Tensor> masters, List<Tensor> expAvg, List<Tensor> expAvgSq) {
-        checkSizes(masters, expAvg, expAvgSq);
+    public void write(List<Tensor> masters, List<List<Tensor>> state) {
+        checkSizes(masters, state);
         for (int i = 0; i < masterValues.size(); i++) {
             long bytes = masters.get(i).numel() * 4;
             optimizer.upload(session.addressOf(masterValues.get(i)), masters.get(i).segment().asSlice(0, bytes));
-            optimizer.upload(optimizer.expAvg(i), expAvg.get(i).segment().asSlice(0, bytes));
-            optimizer.upload(optimizer.expAvgSq(i), expAvgSq.get(i).segment().asSlice(0, bytes));
+            for (int k = 0; k < state.size(); k++) {
+                optimizer.upload(optimizer.state(k, i), state.get(k).get(i).segment().asSlice(0, bytes));
+            }
         }
     }
 
-    private void checkSizes(List<Tensor> masters, List<Tensor> expAvg, List<Tensor> expAvgSq) {
+    private void checkSizes(List<Tensor> masters, List<List<Tensor>> state) {
         int n = masterValues.size();
-        if (masters.size() != n || expAvg.size() != n || expAvgSq.size() != n) {
-            throw new IllegalArgumentException("expected " + n + " tensors of each kind, got " + masters.size() + ", " + expAvg.size()
-                    + ", " + expAvgSq.size());
+        if (state.size() != optimizer.slots()) {
+            throw new IllegalArgumentException("expected " + optimizer.slots() + " kinds of optimizer state, got " + state.size());
         }
-        for (int i = 0; i < n; i++) {
-            for (Tensor t : List.of(masters.get(i), expAvg.get(i), expAvgSq.get(i))) {
+        List<List<Tensor>> kinds = new ArrayList<>(List.of(masters));
+        kinds.addAll(state);
+        for (List<Tensor> kind : kinds) {
+            if (kind.size() != n) {
+                throw new IllegalArgumentException("expected " + n + " tensors of each kind, got " + kind.size());
+            }
+            for (int i = 0; i < n; i++) {
+                Tensor t = kind.get(i);
                 if (t.dtype() != DType.F32 || t.numel() != optimizer.table().size(i)) {
                     throw new IllegalArgumentException("tensor " + i + " is " + t.dtype() + t.shape() + ", not f32 of " + optimizer.table().size(i)
                             + " elements");

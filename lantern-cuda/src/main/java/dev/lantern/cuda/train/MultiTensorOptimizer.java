@@ -10,6 +10,8 @@ import dev.lantern.cuda.nvrtc.KernelSource;
 import dev.lantern.cuda.nvrtc.ModuleCache;
 import dev.lantern.train.AdamWConfig;
 import dev.lantern.train.AdamWScalars;
+import dev.lantern.train.SgdConfig;
+import dev.lantern.train.SgdScalars;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -18,11 +20,12 @@ import java.util.List;
 import java.util.TreeSet;
 
 /**
- * AdamW over tensors that live anywhere on one GPU ({@link MultiTensorKernels}): it owns the two
- * flat moment buffers, the tables and the per-chunk results; the caller says where the masters
- * and gradients are ({@link #bind}) and when to measure and step. Everything is enqueued on the
- * caller's stream. {@link #measure} reads back only the chunks' sums and flags; the step itself
- * is one launch.
+ * AdamW or SGD with momentum over tensors that live anywhere on one GPU ({@link MultiTensorKernels}):
+ * it owns the optimizer's flat state buffers ({@code slots} of them: AdamW's two moments, SGD's
+ * momentum buffer, none for plain SGD), the tables and the per-chunk results; the caller says
+ * where the masters and gradients are ({@link #bind}) and when to measure and step. Everything is
+ * enqueued on the caller's stream. {@link #measure} reads back only the chunks' sums and flags; the
+ * step itself is one launch.
  */
 public final class MultiTensorOptimizer implements AutoCloseable {
     /** Bytes of pinned memory that host reads and writes go through. */
@@ -35,8 +38,9 @@ public final class MultiTensorOptimizer implements AutoCloseable {
     private final CudaStream stream;
     private final MultiTensorTable table;
     private final List<CudaStorage> owned = new ArrayList<>();
-    private final CudaStorage m;
-    private final CudaStorage v;
+    private final int slots;
+    private final CudaStorage m; // AdamW's first moment or SGD's momentum buffer; null without
+    private final CudaStorage v; // AdamW's second moment; null without
     private final CudaStorage tensors;
     private final CudaStorage chunkTable;
     private final CudaStorage partial;
@@ -44,21 +48,40 @@ public final class MultiTensorOptimizer implements AutoCloseable {
     private final CudaStorage pinned;
     private final CudaKernelSource sumSource = MultiTensorKernels.sumSquares();
     private final CudaKernelSource adamSource = MultiTensorKernels.adamw();
+    private final CudaKernelSource sgdSource = MultiTensorKernels.sgd();
     private final CudaModule sumModule;
     private final CudaModule adamModule;
+    private final CudaModule sgdModule;
 
-    /** Moments (zero) and tables for tensors of {@code sizes} elements, on {@code stream} of {@code gpu}. */
+    /** AdamW's two moments (zero) and tables for tensors of {@code sizes} elements, on {@code stream} of {@code gpu}. */
     public MultiTensorOptimizer(CudaDevice gpu, CudaStream stream, long[] sizes) {
+        this(gpu, stream, sizes, 2);
+    }
+
+    /**
+     * {@code slots} state buffers of the tensors' sizes (zero; 2 for AdamW, 1 for SGD with
+     * momentum, 0 for plain SGD) and tables for tensors of {@code sizes} elements, on
+     * {@code stream} of {@code gpu}.
+     */
+    public MultiTensorOptimizer(CudaDevice gpu, CudaStream stream, long[] sizes, int slots) {
+        if (slots < 0 || slots > 2) {
+            throw new IllegalArgumentException("a multi-tensor optimizer keeps 0 to 2 state buffers, not " + slots);
+        }
         this.gpu = gpu;
         this.stream = stream;
+        this.slots = slots;
         this.table = new MultiTensorTable(sizes);
         CudaModule sum = null;
+        CudaModule adam = null;
         try {
             long moments = Math.max(table.totalElements() * 4, 256);
-            this.m = own(gpu.allocate(moments));
-            this.v = own(gpu.allocate(moments));
-            stream.memset(m, 0, (byte) 0, moments);
-            stream.memset(v, 0, (byte) 0, moments);
+            this.m = slots >= 1 ? own(gpu.allocate(moments)) : null;
+            this.v = slots >= 2 ? own(gpu.allocate(moments)) : null;
+            for (CudaStorage s : new CudaStorage[] {m, v}) {
+                if (s != null) {
+                    stream.memset(s, 0, (byte) 0, moments);
+                }
+            }
             int chunks = table.chunkCount();
             this.tensors = own(gpu.allocate((long) table.tensorCount() * MultiTensorKernels.TENSOR_WORDS * 8));
             this.chunkTable = own(gpu.allocate((long) chunks * MultiTensorKernels.CHUNK_WORDS * 8));
@@ -68,11 +91,16 @@ public final class MultiTensorOptimizer implements AutoCloseable {
             upload(chunkTable, 0, MemorySegment.ofArray(table.chunks()));
             ModuleCache cache = ModuleCache.forDevice(gpu);
             sum = cache.load(gpu, new KernelSource(sumSource.entry(), sumSource.source()));
-            this.adamModule = cache.load(gpu, new KernelSource(adamSource.entry(), adamSource.source()));
+            adam = cache.load(gpu, new KernelSource(adamSource.entry(), adamSource.source()));
+            this.sgdModule = cache.load(gpu, new KernelSource(sgdSource.entry(), sgdSource.source()));
             this.sumModule = sum;
+            this.adamModule = adam;
         } catch (RuntimeException e) {
             if (sum != null) {
                 sum.close();
+            }
+            if (adam != null) {
+                adam.close();
             }
             owned.forEach(CudaStorage::close);
             throw e;
@@ -91,7 +119,7 @@ public final class MultiTensorOptimizer implements AutoCloseable {
 
     /** Where the masters and the gradients are now (uploaded only when one moved since the last call). */
     public void bind(long[] masters, long[] grads) {
-        long[] t = table.tensors(masters, grads, m.address(), v.address());
+        long[] t = table.tensors(masters, grads, m == null ? 0 : m.address(), v == null ? 0 : v.address());
         if (t != null) {
             upload(tensors, 0, MemorySegment.ofArray(t));
         }
@@ -131,6 +159,9 @@ public final class MultiTensorOptimizer implements AutoCloseable {
      * ({@link AdamWScalars}).
      */
     public void adamw(AdamWConfig config, double lr, long t, float invScale, boolean clip, float coef) {
+        if (slots != 2) {
+            throw new IllegalStateException("AdamW needs two moment buffers; this optimizer keeps " + slots);
+        }
         AdamWScalars k = AdamWScalars.of(config, lr, t);
         adamModule.kernel(adamSource.entry()).launch(stream, new int[] {table.chunkCount(), 1, 1},
                 new int[] {MultiTensorKernels.THREADS, 1, 1}, 0,
@@ -138,17 +169,47 @@ public final class MultiTensorOptimizer implements AutoCloseable {
                 k.decay(), k.doDecay() ? 1 : 0, k.w1(), k.small() ? 1 : 0, k.w2(), k.b2(), k.bc2Sqrt(), k.eps(), k.negStepSize());
     }
 
+    /**
+     * Enqueues SGD's step after {@code stepsTaken} earlier ones at {@code lr} on every tensor, each
+     * gradient times {@code invScale} and then, when {@code clip}, times {@code coef}; the scalars
+     * are the CPU's ({@link SgdScalars}).
+     */
+    public void sgd(SgdConfig config, double lr, long stepsTaken, float invScale, boolean clip, float coef) {
+        SgdScalars k = SgdScalars.of(config, lr, stepsTaken);
+        if (k.doMomentum() && slots < 1) {
+            throw new IllegalStateException("SGD with momentum " + config.momentum() + " needs a buffer; this optimizer keeps none");
+        }
+        sgdModule.kernel(sgdSource.entry()).launch(stream, new int[] {table.chunkCount(), 1, 1},
+                new int[] {MultiTensorKernels.THREADS, 1, 1}, 0,
+                tensors.address(), chunkTable.address(), invScale, invScale == 1f ? 1 : 0, coef, clip ? 1 : 0,
+                k.weightDecay(), k.doDecay() ? 1 : 0, k.momentum(), k.doMomentum() ? 1 : 0, k.keep(), k.first() ? 1 : 0,
+                k.nesterov() ? 1 : 0, k.negLr());
+    }
+
+    /** The state buffers per element this optimizer keeps (2: AdamW's moments, 1: SGD's momentum buffer, 0). */
+    public int slots() {
+        return slots;
+    }
+
+    /** Tensor {@code i}'s state in slot {@code slot} (0: AdamW's first moment or SGD's momentum buffer, 1: AdamW's second moment). */
+    public long state(int slot, int i) {
+        if (slot < 0 || slot >= slots) {
+            throw new IllegalArgumentException("slot " + slot + " of an optimizer keeping " + slots);
+        }
+        return (slot == 0 ? m : v).address() + table.offset(i) * 4;
+    }
+
     /** Tensor {@code i}'s first moment's address. */
     public long expAvg(int i) {
-        return m.address() + table.offset(i) * 4;
+        return state(0, i);
     }
 
     /** Tensor {@code i}'s second moment's address. */
     public long expAvgSq(int i) {
-        return v.address() + table.offset(i) * 4;
+        return state(1, i);
     }
 
-    /** The device bytes this optimizer holds (moments, tables, per-chunk results). */
+    /** The device bytes this optimizer holds (state, tables, per-chunk results). */
     public long deviceBytes() {
         long b = 0;
         for (CudaStorage s : owned) {
@@ -191,6 +252,7 @@ public final class MultiTensorOptimizer implements AutoCloseable {
     public void close() {
         sumModule.close();
         adamModule.close();
+        sgdModule.close();
         owned.forEach(CudaStorage::close);
     }
 }

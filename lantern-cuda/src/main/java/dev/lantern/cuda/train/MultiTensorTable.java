@@ -6,8 +6,8 @@ import java.util.Arrays;
 
 /**
  * The host side of {@link MultiTensorKernels}' tables: the chunk table (fixed by the tensors'
- * sizes) and the tensor table (five words per tensor: master, gradient, moments, size), rebuilt
- * from the addresses of the moment, and whether it changed since the last upload (an eager step's
+ * sizes) and the tensor table (five words per tensor: master, gradient, the optimizer's two state
+ * slots, size; a slot the optimizer does not keep is 0), rebuilt from the addresses of the state, and whether it changed since the last upload (an eager step's
  * gradients move from step to step; a compiled step's stay where the arena put them).
  */
 final class MultiTensorTable {
@@ -74,8 +74,9 @@ final class MultiTensorTable {
     }
 
     /**
-     * The tensor table for these addresses (masters, gradients; the moments at their offsets
-     * from {@code m} and {@code v}), or {@code null} when it is the one last returned.
+     * The tensor table for these addresses (masters, gradients; the state at their offsets
+     * from {@code m} and {@code v}, or 0 where that base is 0), or {@code null} when it is the one
+     * last returned.
      */
     long[] tensors(long[] masters, long[] grads, long m, long v) {
         long[] t = new long[sizes.length * MultiTensorKernels.TENSOR_WORDS];
@@ -83,8 +84,8 @@ final class MultiTensorTable {
             int w = i * MultiTensorKernels.TENSOR_WORDS;
             t[w] = masters[i];
             t[w + 1] = grads[i];
-            t[w + 2] = m + offsets[i] * 4;
-            t[w + 3] = v + offsets[i] * 4;
+            t[w + 2] = m == 0 ? 0 : m + offsets[i] * 4; // 0: the optimizer keeps no such state (SGD's v, plain SGD's m)
+            t[w + 3] = v == 0 ? 0 : v + offsets[i] * 4;
             t[w + 4] = sizes[i];
         }
         if (Arrays.equals(t, tensors)) {

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every kernel of the backward ops ({@link BackwardGraphs#BODIES}, in f32, bf16 and f16) and of a language model's whole
- * training step (f32, bf16 and f16 autocast; fused and unfused), and the fused AdamW kernel,
- * compile for sm_90 with nvcc.
+ * training step (f32, bf16 and f16 autocast; fused and unfused), and the multi-tensor optimizer's
+ * kernels (sum of squares, AdamW, SGD), compile for sm_90 with nvcc.
  * Skips without nvcc.
  */
 @Tag("nvcc")
@@ -65,7 +65,7 @@ class BackwardNvccTest {
         Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
         StringBuilder failures = new StringBuilder();
         for (CudaKernelSource src : List.of(dev.lantern.cuda.codegen.MultiTensorKernels.sumSquares(),
-                dev.lantern.cuda.codegen.MultiTensorKernels.adamw())) {
+                dev.lantern.cuda.codegen.MultiTensorKernels.adamw(), dev.lantern.cuda.codegen.MultiTensorKernels.sgd())) {
             StrictKernels.check(src);
             failures.append(compile(src));
         }

@@ -70,6 +70,17 @@ class MultiTensorTableTest {
     }
 
     @Test
+    void stateTheOptimizerDoesNotKeepIsZero() {
+        MultiTensorTable t = new MultiTensorTable(new long[] {3, 20000});
+        // SGD with momentum: one buffer (the m words), no second moment
+        assertArrayEquals(new long[] {0x1000, 0x3000, 0x10000, 0, 3, 0x2000, 0x4000, 0x10000 + 12, 0, 20000},
+                t.tensors(new long[] {0x1000, 0x2000}, new long[] {0x3000, 0x4000}, 0x10000, 0));
+        // plain SGD: no state at all
+        assertArrayEquals(new long[] {0x1000, 0x3000, 0, 0, 3, 0x2000, 0x4000, 0, 0, 20000},
+                t.tensors(new long[] {0x1000, 0x2000}, new long[] {0x3000, 0x4000}, 0, 0));
+    }
+
+    @Test
     void emptyTensorsAreRefused() {
         assertThrows(IllegalArgumentException.class, () -> new MultiTensorTable(new long[] {5, 0}));
     }
