@@ -200,7 +200,8 @@ class MetricsCommandTest {
             soak negative port     | soak --max-ops 10 --metrics-port -1                               | --metrics-port takes a port number
             run port too big       | run x.ir --metrics-port 99999                                   | --metrics-port takes a port number
             bench port too big     | bench macro --config decoder-small --metrics-port 70000       | --metrics-port takes a port number
-            bench model metrics    | bench model --model m.onnx --metrics-port 0                    | bench model does not serve metrics yet
+            bench model port       | bench model --model m.onnx --metrics-port 70000                | --metrics-port takes a port number
+            bench cpu port         | bench cpu --config cpu-small --metrics-port 70000              | --metrics-port takes a port number
             soak unknown host      | soak --max-ops 10 --metrics-port 0 --metrics-host no-such-host.invalid | unknown host
             """)
     void badPortsAndHostsAreOneUsageLine(String what, String argLine, String message) {

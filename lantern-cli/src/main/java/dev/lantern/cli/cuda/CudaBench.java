@@ -70,7 +70,10 @@ public final class CudaBench {
         return this;
     }
 
-    /** Records each macro block's compiled forward (step_time_ms, tokens_per_s) and its graph session's graph_hit_pct. */
+    /**
+     * Records each macro block's or model's compiled forward (step_time_ms, tokens_per_s), its kernel figures (occ_pct,
+     * dram_gbps) and its graph session's graph_hit_pct.
+     */
     public CudaBench metrics(dev.lantern.metrics.LanternMetrics m) {
         this.metrics = m;
         return this;
@@ -78,6 +81,11 @@ public final class CudaBench {
 
     boolean deterministic() {
         return deterministic;
+    }
+
+    /** The metrics to record into, or null when the command has none. */
+    dev.lantern.metrics.LanternMetrics metrics() {
+        return metrics;
     }
 
     /** {@code graph} compiled for cuda (fused for a compiled session) in this bench's determinism mode, opened. */
@@ -162,12 +170,7 @@ public final class CudaBench {
                 withSteps.put("dram_gbps", KernelFiguresJson.number(summary.dramGbps(), 1));
                 withSteps.put("kernel_figures", KernelFiguresJson.of(figures));
                 if (metrics != null) {
-                    if (Double.isFinite(summary.occPct())) {
-                        metrics.occupancy(summary.occPct());
-                    }
-                    if (Double.isFinite(summary.dramGbps())) {
-                        metrics.dramGbps(summary.dramGbps());
-                    }
+                    metrics.kernelFigures(summary.occPct(), summary.dramGbps());
                 }
                 double ms = EventTiming.median(compiled);
                 record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), withSteps);
