@@ -96,13 +96,12 @@ final class ModelBench {
             x.put("steps", CudaBench.stepsJson(inForward));
             // as bench macro: occupancy from the occupancy API and the launch shapes, GB/s = cost-model bytes / step times
             List<KernelFigures.Figure> figures = s.kernelFigures(inForward);
-            KernelFigures.Summary summary = KernelFigures.summary(figures);
+            KernelFigures.Summary summary = CudaBench.summarize(figures, metrics);
             x.put("occ_pct", KernelFiguresJson.number(summary.occPct(), 2));
             x.put("dram_gbps", KernelFiguresJson.number(summary.dramGbps(), 1));
             x.put("kernel_figures", KernelFiguresJson.of(figures));
             bench.record(name, "lantern", ms, "tok_s", tokens / ms * 1e3, s.peakBytes(), x);
             if (metrics != null) {
-                metrics.kernelFigures(summary.occPct(), summary.dramGbps());
                 metrics.recordStep(ms, (long) batch * seq); // one prefill: batch x seq tokens
             }
         }
