@@ -68,11 +68,9 @@ class BenchCpuMetricsTest {
         double launches = 0;
         double compiles = 0;
         while (!run.code().isDone()) {
-            String body;
-            try {
-                body = MetricsCommandTest.scrape(url);
-            } catch (java.io.IOException ended) {
-                break; // the command ended between the check and the scrape
+            String body = MetricsCommandTest.scrapeWhileRunning(run, url);
+            if (body == null) {
+                break; // the command ended
             }
             MetricsCommandTest.assertEveryMetric(body);
             launches = Math.max(launches, MetricsCommandTest.value(body, "kernel_launches_total"));
