@@ -22,14 +22,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * then fills the kernel's accept queue, further SYNs are dropped, and each client (a scrape among them)
  * waits for its SYN to be sent again, 1 s and then 3 s later. Opening 300 connections took 39 s against
  * a backlog of 3 and 0.13 s against {@link #BACKLOG}. Exchanges run on {@link ExchangeExecutor}, so that
- * a client sending half a request does not hold up the scrapes behind it.
+ * a client sending half a request does not hold up the scrapes behind it, with bounds on what runs and
+ * what waits.
  */
 public final class MetricsServer implements AutoCloseable {
     public static final String DEFAULT_HOST = "127.0.0.1";
     /** Connections the kernel may hold for the server before it accepts them (capped by net.core.somaxconn). */
     static final int BACKLOG = 1024;
-    /** Exchanges answered at once; more are refused (their connection closed), so a flood cannot grow threads or memory. */
+    /** Exchanges answered at once (each on a virtual thread); more wait in a queue. */
     static final int MAX_EXCHANGES = 256;
+    /** Exchanges that may wait; past these the connection is closed, so a flood cannot grow threads or memory. */
+    static final int MAX_WAITING = 4096;
     private static final AtomicInteger SERVERS = new AtomicInteger();
 
     static {
@@ -61,11 +64,16 @@ public final class MetricsServer implements AutoCloseable {
      * @throws IOException when the host does not resolve or the port cannot be bound
      */
     public static MetricsServer start(String host, int port, PrometheusRegistry registry) throws IOException {
+        return start(host, port, registry, MAX_EXCHANGES, MAX_WAITING);
+    }
+
+    /** {@link #start(String, int, PrometheusRegistry)} with other bounds (tests: reach them with few connections). */
+    static MetricsServer start(String host, int port, PrometheusRegistry registry, int running, int waiting) throws IOException {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be in [0, 65535], got " + port);
         }
         InetAddress address = InetAddress.getByName(host);
-        ExchangeExecutor executor = new ExchangeExecutor("lantern-metrics-" + SERVERS.incrementAndGet(), MAX_EXCHANGES);
+        ExchangeExecutor executor = new ExchangeExecutor("lantern-metrics-" + SERVERS.incrementAndGet(), running, waiting);
         HttpServer s = HttpServer.create(new InetSocketAddress(address, port), BACKLOG);
         s.setExecutor(executor);
         s.createContext("/metrics", new MetricsHandler(registry));
@@ -85,9 +93,14 @@ public final class MetricsServer implements AutoCloseable {
         return "http://" + h + ":" + port() + "/metrics";
     }
 
-    /** Exchanges being answered now (tests: a flood must not pile them up past {@link #MAX_EXCHANGES}). */
-    int exchangesInFlight() {
-        return executor.inFlight(MAX_EXCHANGES);
+    /** Exchanges being answered now (tests: a flood must not run more than the bound). */
+    int exchangesRunning() {
+        return executor.running();
+    }
+
+    /** Exchanges waiting for a thread now. */
+    int exchangesWaiting() {
+        return executor.waiting();
     }
 
     @Override

@@ -19,11 +19,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The endpoint under abuse on loopback, all held at once: 1,000 idle connections, 50 requests stopped
- * halfway through their headers, a 4 MiB header, unknown paths, and then more half requests than the
- * server answers at once. Scrapes answer within a second throughout (below the cap), the exchanges in
- * flight never pass {@link MetricsServer#MAX_EXCHANGES} (the ones beyond are closed at once), the
- * platform threads do not grow with the clients, and nothing is left once the clients and the server
- * close. Each phase has a time limit: before the listen backlog was raised from the exporter's 3 and
+ * halfway through their headers, a 4 MiB header, unknown paths, then the 1,000 connections closed at
+ * once. Scrapes answer within 5 s throughout (well under one on an idle machine), the platform threads do not grow with the clients,
+ * and nothing is left once the clients and the server close. With small bounds, the half requests past
+ * what runs and what waits are closed at once, not held. Each phase has a time limit: before the listen backlog was raised from the exporter's 3 and
  * the exchanges moved off two platform threads, the connects took 162 s and the 4 MiB header 61 s.
  * No Prometheus binary needed: it runs in the default build.
  */
@@ -31,7 +30,7 @@ class MetricsServerAbuseTest {
     private static final InetAddress LO = InetAddress.getLoopbackAddress();
 
     @Test
-    void scrapesKeepAnsweringUnderIdleSlowOversizedAndTooManyConnections() throws Exception {
+    void scrapesKeepAnsweringUnderIdleSlowAndOversizedConnections() throws Exception {
         LanternMetrics m = new LanternMetrics(new PrometheusRegistry());
         m.recordStep(3, 10);
         List<Socket> held = new ArrayList<>();
@@ -41,12 +40,13 @@ class MetricsServerAbuseTest {
         try (MetricsServer s = MetricsServer.start("127.0.0.1", 0, m.registry())) {
             port = s.port();
             try {
+                assertScrapeWithin(s, 30.0, "first (class loading and JIT, on a loaded machine)");
                 long t0 = System.nanoTime();
                 for (int i = 0; i < 1000; i++) {
                     held.add(new Socket(LO, port)); // connected, never a byte
                 }
                 assertWithin(t0, 20, "1,000 connects");
-                assertScrapeWithin(s, 1.0, "with 1,000 idle connections");
+                assertScrapeWithin(s, 5.0, "with 1,000 idle connections");
 
                 t0 = System.nanoTime();
                 for (int i = 0; i < 50; i++) { // slow: half a request, then silence (each holds an exchange)
@@ -54,7 +54,7 @@ class MetricsServerAbuseTest {
                 }
                 waitForExchanges(s, 50);
                 assertWithin(t0, 10, "50 half requests");
-                assertScrapeWithin(s, 1.0, "with 50 half requests held");
+                assertScrapeWithin(s, 5.0, "with 50 half requests held");
 
                 t0 = System.nanoTime();
                 try (Socket big = new Socket(LO, port)) {
@@ -72,31 +72,31 @@ class MetricsServerAbuseTest {
                 for (int i = 0; i < 20; i++) {
                     assertEquals(404, Scrape.get("http://127.0.0.1:" + port + "/x" + i).statusCode());
                 }
-                assertScrapeWithin(s, 1.0, "after the oversized header and unknown paths");
+                assertScrapeWithin(s, 5.0, "after the oversized header and unknown paths");
 
-                // more half requests than the server answers at once: the ones past the cap are closed, not queued
-                t0 = System.nanoTime();
-                int extra = MetricsServer.MAX_EXCHANGES;
-                List<Socket> more = new ArrayList<>();
-                for (int i = 0; i < extra; i++) {
-                    more.add(halfRequest(port));
-                }
-                held.addAll(more);
-                waitForExchanges(s, MetricsServer.MAX_EXCHANGES);
-                Thread.sleep(500); // the refusals of the last ones to arrive
-                int closed = 0;
-                for (Socket k : more) {
-                    k.setSoTimeout(5); // a refused one reads end-of-stream at once; one being answered times out
-                    closed += closedByServer(k) ? 1 : 0;
-                }
-                assertWithin(t0, 30, "the half requests past the cap");
-                System.out.println("abuse: " + closed + " of the " + extra + " more half requests closed at once, "
-                        + s.exchangesInFlight() + " exchanges in flight");
-                assertTrue(s.exchangesInFlight() <= MetricsServer.MAX_EXCHANGES, "in flight: " + s.exchangesInFlight());
-                assertTrue(closed >= 50 - 5, "the server closed the " + 50 + " half requests past its " + MetricsServer.MAX_EXCHANGES
-                        + " (a few may have been closed before all arrived): " + closed);
+                assertTrue(s.exchangesRunning() <= MetricsServer.MAX_EXCHANGES, "running: " + s.exchangesRunning());
                 assertTrue(Thread.activeCount() < platformBefore + 10,
                         "platform threads grew with the connections: " + platformBefore + " -> " + Thread.activeCount());
+
+                // the 1,000 idle connections closed at once: each is handed to the executor (end of stream), a burst of
+                // exchanges; scrapes during it wait their turn in the queue, none is refused
+                t0 = System.nanoTime();
+                List<Socket> idle = held.subList(0, 1000);
+                Thread closer = Thread.ofPlatform().start(() -> {
+                    for (Socket k : idle) {
+                        try {
+                            k.close();
+                        } catch (IOException ignored) {
+                            // closing a loopback socket
+                        }
+                    }
+                });
+                while (closer.isAlive()) {
+                    assertScrapeWithin(s, 5.0, "while 1,000 connections close");
+                }
+                closer.join();
+                assertScrapeWithin(s, 5.0, "after 1,000 connections closed");
+                assertWithin(t0, 10, "closing 1,000 connections");
             } finally {
                 for (Socket k : held) {
                     k.close();
@@ -104,14 +104,51 @@ class MetricsServerAbuseTest {
             }
             // the clients gone, their exchanges end (a read fails) and the server answers again
             long t0 = System.nanoTime();
-            while (s.exchangesInFlight() > 0 && System.nanoTime() - t0 < 10_000_000_000L) {
+            while (s.exchangesRunning() + s.exchangesWaiting() > 0 && System.nanoTime() - t0 < 10_000_000_000L) {
                 Thread.sleep(20);
             }
-            assertEquals(0, s.exchangesInFlight(), "exchanges left after every client closed");
-            assertScrapeWithin(s, 1.0, "after the abuse");
+            assertEquals(0, s.exchangesRunning() + s.exchangesWaiting(), "exchanges left after every client closed");
+            assertScrapeWithin(s, 5.0, "after the abuse");
         }
         assertThrows(ConnectException.class, () -> new Socket(LO, port).close(), "the port outlived close()");
         assertEquals(dispatchersBefore, Scrape.serverThreads(), "the server's dispatcher outlived close()");
+    }
+
+    @Test
+    void pastTheRunningAndWaitingBoundsConnectionsAreClosedNotHeld() throws Exception {
+        LanternMetrics m = new LanternMetrics(new PrometheusRegistry());
+        m.recordStep(3, 10);
+        List<Socket> held = new ArrayList<>();
+        try (MetricsServer s = MetricsServer.start("127.0.0.1", 0, m.registry(), 16, 16)) {
+            try {
+                for (int i = 0; i < 50; i++) {
+                    held.add(halfRequest(s.port()));
+                }
+                long t0 = System.nanoTime();
+                while ((s.exchangesRunning() < 16 || s.exchangesWaiting() < 16) && System.nanoTime() - t0 < 10_000_000_000L) {
+                    Thread.sleep(5);
+                }
+                Thread.sleep(300); // the refusals of the last to arrive
+                assertEquals(16, s.exchangesRunning(), "16 half requests read at once");
+                assertEquals(16, s.exchangesWaiting(), "16 wait");
+                int closed = 0;
+                for (Socket k : held) {
+                    k.setSoTimeout(5); // a refused one reads end-of-stream at once; a held one times out
+                    closed += closedByServer(k) ? 1 : 0;
+                }
+                assertEquals(50 - 32, closed, "the half requests past both bounds are closed at once");
+            } finally {
+                for (Socket k : held) {
+                    k.close();
+                }
+            }
+            long t0 = System.nanoTime();
+            while (s.exchangesRunning() + s.exchangesWaiting() > 0 && System.nanoTime() - t0 < 10_000_000_000L) {
+                Thread.sleep(20);
+            }
+            assertEquals(0, s.exchangesRunning() + s.exchangesWaiting(), "exchanges left after every client closed");
+            assertScrapeWithin(s, 5.0, "after the flood");
+        }
     }
 
     private static Socket halfRequest(int port) throws IOException {
@@ -136,7 +173,7 @@ class MetricsServerAbuseTest {
 
     private static void waitForExchanges(MetricsServer s, int n) throws InterruptedException {
         long t0 = System.nanoTime();
-        while (s.exchangesInFlight() < n && System.nanoTime() - t0 < 10_000_000_000L) {
+        while (s.exchangesRunning() < n && System.nanoTime() - t0 < 10_000_000_000L) {
             Thread.sleep(5);
         }
     }
