@@ -53,6 +53,23 @@ public final class Program {
                 k -> Compiler.compile(graph, options.withTarget(target).withFuse(fused && options.fuse())));
     }
 
+    /**
+     * {@link #model(String, boolean)} for a session being opened on the CPU: when the program had
+     * compiled it already (the usual case: the program compiles for its target when made), its
+     * kernels count as compile-cache hits ({@link RuntimeCounters#cacheHits}); a compile now
+     * counts as compiles, as every CPU compile does. CUDA sessions count theirs in the module cache.
+     */
+    public CompiledModel sessionModel(String target, boolean fused) {
+        CompiledModel cached = models.get(target + (fused ? "" : ":eager"));
+        if (cached == null) {
+            return model(target, fused);
+        }
+        if (target.equals("cpu")) {
+            RuntimeCounters.cacheHits(cached.kernels().size());
+        }
+        return cached;
+    }
+
     /** SHA-256 of the graph and the options: what every cache of compiled artefacts is keyed by. */
     public String cacheKey() {
         return model().cacheKey();

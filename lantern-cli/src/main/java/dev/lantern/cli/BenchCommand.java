@@ -41,16 +41,13 @@ final class BenchCommand {
                     + "--batch B --seq S' [--device cuda] [--deterministic] [--json], or 'cpu --config NAME|--shape B,S,H,N,M|--model MODEL.onnx|DIR' [--threads N] [--json]");
         }
         if (what.getFirst().equals("model")) {
-            if (metricsSpec.enabled()) {
-                throw new UsageException("bench: --metrics-port applies to bench macro and bench micro; bench model does not serve metrics yet");
-            }
             if (a.get("trace", null) != null) {
                 throw new UsageException("bench: --trace applies to bench macro, micro and cpu; bench model does not trace yet");
             }
             if (a.flag("pipeline")) {
                 throw new UsageException("bench: --pipeline applies to bench macro only");
             }
-            return model(a, out, err);
+            return model(a, metricsSpec, out, err);
         }
         for (String modelOnly : List.of("model", "batch", "seq")) {
             if (a.get(modelOnly, null) != null) {
@@ -112,7 +109,7 @@ final class BenchCommand {
     }
 
     /** {@code bench model --model DIR|MODEL.onnx --batch B --seq S}: a Hugging Face folder's or an ONNX file's prefill on GPU 0 (ModelBench). */
-    private static int model(Args a, PrintStream out, PrintStream err) {
+    private static int model(Args a, MetricsOption.Spec metricsSpec, PrintStream out, PrintStream err) {
         String dir = a.get("model", null);
         boolean onnx = dir != null && dir.endsWith(".onnx") && java.nio.file.Files.isRegularFile(java.nio.file.Path.of(dir));
         if (dir == null || !(onnx || HfRunCommand.isModelFolder(dir))) {
@@ -128,8 +125,11 @@ final class BenchCommand {
         Consumer<String> emit = a.flag("json") ? out::println : line -> out.println(human(line));
         Consumer<String> progress = System.console() != null ? m -> err.println("[bench] " + m) : m -> { };
         TuneCache tune = a.flag("no-tune") ? TuneCache.none() : new TuneCache(TuneCache.defaultFile());
-        try (CudaDevice dev = CudaDevice.open(0)) {
-            new CudaBench(dev, emit, progress, tune).deterministic(a.flag("deterministic")).model(java.nio.file.Path.of(dir), batch, seq, a.getLong("bench", "seed", 42));
+        long seed = a.getLong("bench", "seed", 42);
+        try (MetricsOption.Served metrics = MetricsOption.start("bench", metricsSpec, err);
+             CudaDevice dev = CudaDevice.open(0)) {
+            new CudaBench(dev, emit, progress, tune).deterministic(a.flag("deterministic")).metrics(metrics.metrics)
+                    .model(java.nio.file.Path.of(dir), batch, seq, seed);
         }
         return 0;
     }

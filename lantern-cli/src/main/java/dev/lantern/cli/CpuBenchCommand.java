@@ -6,6 +6,7 @@ import dev.lantern.bench.cpu.CpuReport;
 import dev.lantern.bench.cpu.CpuTarget;
 import dev.lantern.bench.cpu.TorchPeer;
 import dev.lantern.frontend.nn.BlockConfig;
+import dev.lantern.metrics.LanternMetrics;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -15,7 +16,7 @@ import java.util.Set;
 
 /**
  * {@code lantern bench cpu --config NAME | --shape B,S,H,N,M[,encoder] | --model MODEL.onnx|DIR [--batch B --seq S]
- * [--onnx FILE] [--threads N] [--rounds R] [--warmups W] [--json] [--out FILE]}: Lantern's compiled CPU
+ * [--onnx FILE] [--threads N] [--rounds R] [--warmups W] [--metrics-port P [--metrics-host H]] [--json] [--out FILE]}: Lantern's compiled CPU
  * forward timed beside ONNX Runtime's on the same graph, with the per-kernel step table (issue 15). The
  * measurement lives in lantern-bench ({@link CpuBench}); this class reads the command line, shows
  * progress on a terminal only, prints and stores the results.
@@ -28,8 +29,10 @@ final class CpuBenchCommand {
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
         Args a = Args.parse("bench cpu", argv, Set.of("json", "torch"),
-                Set.of("config", "shape", "model", "batch", "seq", "onnx", "threads", "rounds", "warmups", "out", "seed", "trace"));
+                Set.of("config", "shape", "model", "batch", "seq", "onnx", "threads", "rounds", "warmups", "out", "seed", "trace",
+                        "metrics-port", "metrics-host"));
         Path traceFile = TraceOption.parse("bench cpu", a.get("trace", null));
+        MetricsOption.Spec metricsSpec = MetricsOption.parse("bench cpu", a.get("metrics-port", null), a.get("metrics-host", null));
         if (!a.positional().isEmpty()) {
             throw new UsageException("bench cpu: unexpected argument '" + a.positional().getFirst()
                     + "' (bench cpu --config NAME|--shape B,S,H,N,M|--model MODEL.onnx|DIR [--threads N] [--json])");
@@ -65,15 +68,17 @@ final class CpuBenchCommand {
         long seed = a.getLong("bench cpu", "seed", 42);
         int threads = ThreadsOption.apply("bench cpu", a);
 
-        try (TraceOption.Traced trace = TraceOption.start("bench cpu", traceFile, err)) {
-            return run(a, model, cfg, peer, rounds, warmups, batch, seq, seed, threads, out);
+        // the metrics before the compile, so that its kernels count in compiles_total
+        try (TraceOption.Traced trace = TraceOption.start("bench cpu", traceFile, err);
+             MetricsOption.Served metrics = MetricsOption.start("bench cpu", metricsSpec, err)) {
+            return run(a, model, cfg, peer, rounds, warmups, batch, seq, seed, threads, metrics.metrics, out);
         }
     }
 
     private static int run(Args a, Path model, BlockConfig cfg, Path peer, int rounds, int warmups, int batch, int seq, long seed,
-            int threads, PrintStream out) {
-        CpuTarget target = model != null ? CpuTarget.onnx(model, batch, seq, seed)
-                : CpuTarget.block(cfg != null ? cfg : BlockConfig.named("cpu-small"), seed);
+            int threads, LanternMetrics metrics, PrintStream out) {
+        BlockConfig block = cfg != null ? cfg : BlockConfig.named("cpu-small");
+        CpuTarget target = model != null ? CpuTarget.onnx(model, batch, seq, seed) : CpuTarget.block(block, seed);
         Path peerFile = model != null ? model : peer;
         String torchSpec = a.flag("torch") ? torchSpec(a.get("model", null), model, cfg, batch, seq) : null;
         String loadStart = CpuMachine.loadAverage();
@@ -84,6 +89,7 @@ final class CpuBenchCommand {
                      CpuBench.forwards(rounds, warmups, 1 + (peerFile != null ? 1 : 0) + (torch != null ? 1 : 0)), "forwards")) {
             r = CpuBench.run(target, peerFile, torch, threads, rounds, warmups, bar::update);
         }
+        record(metrics, r, model != null ? (long) batch * seq : (long) block.batch() * block.seq());
         String commit = CpuMachine.commit();
         Path file = a.get("out", null) != null ? Path.of(a.get("out", null)) : CpuReport.defaultFile(Path.of(""), commit, r.caseName(), r.threads());
         CpuReport.write(file, CpuReport.file(List.of(r), commit, loadStart, CpuMachine.loadAverage()));
@@ -97,6 +103,17 @@ final class CpuBenchCommand {
             out.println("results: " + file);
         }
         return 0;
+    }
+
+    /**
+     * Lantern's side of a result into the metrics: the median forward as a step (step_time_ms, tokens_per_s over
+     * {@code tokens}) and the profiled forward's DRAM GB/s (cost-model bytes ÷ kernel time, as {@code bench macro}
+     * computes it on the GPU). The CPU has no occupancy figure: occ_pct is left alone. The executor counted its
+     * launches and the compiler its kernels as they ran ({@link dev.lantern.RuntimeCounters}).
+     */
+    static void record(LanternMetrics metrics, CpuBench.Result r, long tokens) {
+        metrics.kernelFigures(Double.NaN, r.dramGbps());
+        metrics.recordStep(r.lanternMs(), tokens);
     }
 
     /**

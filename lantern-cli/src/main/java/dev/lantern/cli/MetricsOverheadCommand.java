@@ -30,6 +30,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -48,6 +49,13 @@ import java.util.concurrent.locks.LockSupport;
  * figure is {@link PairedOverhead}'s: the median over ABBA blocks of the pairs' ratios of segment
  * medians, with a bootstrap 95 % interval, and whether that interval settles the 1 % line.
  * {@code --segments N} (the older flag) is {@code --pairs N/2}.
+ *
+ * <p>{@code --abuse}: both sides serve and are scraped, and the "on" side is also under
+ * {@link MetricsAbuse} (idle and half-sent connections, unknown paths, oversized headers): the figure
+ * is then what the abuse costs the step. Each side's CPU seconds per second (the process, the step's
+ * thread, and the abuse client's thread) are reported, since on a small machine the client's own CPU
+ * is taken from the step. {@code --threads N} sets the CPU backend's threads (leaving cores to the
+ * server and the client).
  */
 final class MetricsOverheadCommand {
     private MetricsOverheadCommand() {}
@@ -56,8 +64,8 @@ final class MetricsOverheadCommand {
     static final double LIMIT_PCT = 1.0;
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("bench overhead", argv, Set.of("json"), Set.of("config", "shape", "device", "pairs", "segments", "segment-s",
-                "scrape-ms", "seed"));
+        Args a = Args.parse("bench overhead", argv, Set.of("json", "abuse"), Set.of("config", "shape", "device", "pairs", "segments",
+                "segment-s", "scrape-ms", "seed", "threads"));
         if (!a.positional().isEmpty()) {
             throw new UsageException("bench overhead: unexpected argument '" + a.positional().getFirst() + "'");
         }
@@ -75,6 +83,8 @@ final class MetricsOverheadCommand {
         double segmentS = a.getDouble("bench overhead", "segment-s", 0.5, 0.05, 3600);
         int scrapeMs = a.getInt("bench overhead", "scrape-ms", 1000, 1, 3_600_000);
         long seed = a.getLong("bench overhead", "seed", 7);
+        boolean abuse = a.flag("abuse");
+        int threads = ThreadsOption.apply("bench overhead", a);
 
         Program program = Lantern.compile(TransformerBlock.build(cfg, DType.F32).graph(),
                 CompileOptions.defaults().withTarget(device));
@@ -87,21 +97,49 @@ final class MetricsOverheadCommand {
         double[] onSegments = new double[pairs];
         AtomicInteger scrapes = new AtomicInteger();
         AtomicInteger failedScrapes = new AtomicInteger();
+        AtomicLong abuseRequests = new AtomicLong();
+        AtomicLong abuseFailures = new AtomicLong();
+        AtomicLong abuseClientCpu = new AtomicLong();
+        // on the CPU, each step's thread CPU time too: blind to the threads that preempt the step (with --threads 1 the
+        // whole step runs on this thread), so that a slowdown of the wall time can be told from one of the step itself
+        boolean perStepCpu = device.equals("cpu");
+        SegmentCpu offCpu = new SegmentCpu(perStepCpu);
+        SegmentCpu onCpu = new SegmentCpu(perStepCpu);
         try (Session s = program.load(Device.parse(device), Weights.random(seed), RunMode.COMPILED)) {
             long warmEnd = System.nanoTime() + (long) (Math.max(segmentS, WARM_S) * 1e9);
             while (System.nanoTime() < warmEnd) { // JIT and caches warm before either side is timed
                 s.run(inputs);
             }
             long origin = System.nanoTime(); // the scrape clock's zero
-            for (int p = 0; p < pairs; p++) {
-                for (int half = 0; half < 2; half++) {
-                    boolean exporterOn = (half == 1) == (p % 2 == 0); // off,on then on,off then off,on ...
-                    if (exporterOn) {
-                        try (Scraper scraper = Scraper.start(metrics, origin, scrapeMs, scrapes, failedScrapes)) {
-                            onSegments[p] = segment(s, inputs, metrics, tokens, segmentS, on);
+            if (abuse) {
+                // both sides served and scraped; the "on" side also under MetricsAbuse
+                try (Scraper scraper = Scraper.start(metrics, origin, scrapeMs, scrapes, failedScrapes)) {
+                    for (int p = 0; p < pairs; p++) {
+                        for (int half = 0; half < 2; half++) {
+                            if ((half == 1) == (p % 2 == 0)) {
+                                try (MetricsAbuse ab = MetricsAbuse.start(scraper.port(), abuseRequests, abuseFailures, abuseClientCpu)) {
+                                    onSegments[p] = segment(s, inputs, metrics, tokens, segmentS, on, onCpu);
+                                }
+                            } else {
+                                offSegments[p] = segment(s, inputs, metrics, tokens, segmentS, off, offCpu);
+                            }
                         }
-                    } else {
-                        offSegments[p] = segment(s, inputs, metrics, tokens, segmentS, off);
+                    }
+                } catch (IOException e) {
+                    throw new UsageException("bench overhead: --abuse could not open its connections on loopback: "
+                            + ExitStatus.oneLine(String.valueOf(e.getMessage())));
+                }
+            } else {
+                for (int p = 0; p < pairs; p++) {
+                    for (int half = 0; half < 2; half++) {
+                        boolean exporterOn = (half == 1) == (p % 2 == 0); // off,on then on,off then off,on ...
+                        if (exporterOn) {
+                            try (Scraper scraper = Scraper.start(metrics, origin, scrapeMs, scrapes, failedScrapes)) {
+                                onSegments[p] = segment(s, inputs, metrics, tokens, segmentS, on, onCpu);
+                            }
+                        } else {
+                            offSegments[p] = segment(s, inputs, metrics, tokens, segmentS, off, offCpu);
+                        }
                     }
                 }
             }
@@ -110,6 +148,11 @@ final class MetricsOverheadCommand {
         double onMs = median(on);
         double pooled = 100 * (onMs / offMs - 1);
         PairedOverhead est = PairedOverhead.of(offSegments, onSegments, seed);
+        PairedOverhead cpuEst = perStepCpu ? PairedOverhead.of(offCpu.segmentMedians(), onCpu.segmentMedians(), seed) : null;
+        String cpuJson = cpuEst == null ? "" : String.format(Locale.ROOT, ", \"step_thread_cpu_off_ms\": %.6f, \"step_thread_cpu_on_ms\": %.6f, "
+                + "\"cpu_time_overhead_pct\": %.3f, \"cpu_time_overhead_ci95_pct\": [%.3f, %.3f]",
+                DemoMetrics.median(offCpu.segmentMedians()), DemoMetrics.median(onCpu.segmentMedians()), cpuEst.overheadPct(),
+                cpuEst.ciLowPct(), cpuEst.ciHighPct());
         if (a.flag("json")) {
             StringBuilder pairPct = new StringBuilder("[");
             for (double v : est.pairOverheadPct()) {
@@ -119,14 +162,20 @@ final class MetricsOverheadCommand {
                             + "\"scrape_ms\": %d, \"steps_off\": %d, \"steps_on\": %d, \"off_ms\": %.6f, \"on_ms\": %.6f, "
                             + "\"method\": \"median of ABBA blocks of per-pair segment-median ratios, bootstrap 95%% CI\", "
                             + "\"overhead_pct\": %.3f, \"overhead_ci95_pct\": [%.3f, %.3f], \"abba_blocks\": %d, \"verdict_1pct\": \"%s\", "
-                            + "\"pooled_overhead_pct\": %.3f, \"pair_overhead_pct\": %s], \"scrapes\": %d, \"failed_scrapes\": %d}%n",
+                            + "\"pooled_overhead_pct\": %.3f, \"pair_overhead_pct\": %s], \"scrapes\": %d, \"failed_scrapes\": %d, "
+                            + "\"threads\": %d, \"abuse\": %b, \"off_process_cpu_per_s\": %.3f, \"on_process_cpu_per_s\": %.3f, "
+                            + "\"off_step_thread_cpu_per_s\": %.3f, \"on_step_thread_cpu_per_s\": %.3f%s}%n",
                     cfg.name(), device, pairs, 2 * pairs, segmentS, scrapeMs, off.size(), on.size(), offMs, onMs,
                     est.overheadPct(), est.ciLowPct(), est.ciHighPct(), est.blocks(), est.verdict(LIMIT_PCT), pooled, pairPct,
-                    scrapes.get(), failedScrapes.get());
+                    scrapes.get(), failedScrapes.get(), threads, abuse, offCpu.processPerSecond(), onCpu.processPerSecond(),
+                    offCpu.stepThreadPerSecond(), onCpu.stepThreadPerSecond(), cpuJson
+                    + (abuse ? String.format(Locale.ROOT, ", \"abuse_requests\": %d, \"abuse_failures\": %d, \"abuse_client_cpu_per_s\": %.3f",
+                            abuseRequests.get(), abuseFailures.get(), abuseClientCpu.get() / 1e9 / onCpu.wallSeconds()) : ""));
         } else {
-            out.printf(Locale.ROOT, "%s on %s: %+.2f %% slower with the exporter on and scraped every %d ms (95 %% CI %+.2f … %+.2f %%: %s)%n"
+            out.printf(Locale.ROOT, "%s on %s: %+.2f %% slower with the exporter on and scraped every %d ms%s (95 %% CI %+.2f … %+.2f %%: %s)%n"
                             + "  median of %d ABBA blocks of %d off/on pairs of %.2f s segments; step %.4f ms off, %.4f ms on (all steps: %+.2f %%);"
-                            + " %d scrapes, %d failed%n", cfg.name(), device, est.overheadPct(), scrapeMs, est.ciLowPct(), est.ciHighPct(),
+                            + " %d scrapes, %d failed%n", cfg.name(), device, est.overheadPct(), scrapeMs,
+                    abuse ? " (both sides; \"on\" also under abuse)" : "", est.ciLowPct(), est.ciHighPct(),
                     switch (est.verdict(LIMIT_PCT)) {
                         case "within" -> "within 1 %";
                         case "above" -> "above 1 %";
@@ -135,6 +184,20 @@ final class MetricsOverheadCommand {
                         default -> "1 % not resolved: more --pairs or a quieter machine";
                     },
                     est.blocks(), pairs, segmentS, offMs, onMs, pooled, scrapes.get(), failedScrapes.get());
+        }
+        if (!a.flag("json")) {
+            out.printf(Locale.ROOT, "  CPU seconds per second, off / on: process %.2f / %.2f, the step's thread %.2f / %.2f%s%n",
+                    offCpu.processPerSecond(), onCpu.processPerSecond(), offCpu.stepThreadPerSecond(), onCpu.stepThreadPerSecond(),
+                    abuse ? String.format(Locale.ROOT, ", of which the abuse client %.2f (%d abusive requests, %d unanswered)",
+                            abuseClientCpu.get() / 1e9 / onCpu.wallSeconds(), abuseRequests.get(), abuseFailures.get()) : "");
+            if (cpuEst != null) {
+                out.printf(Locale.ROOT, "  the step's own CPU time (preemption left out): %+.2f %% (95 %% CI %+.2f … %+.2f %%), %.4f ms off, %.4f ms on%n",
+                        cpuEst.overheadPct(), cpuEst.ciLowPct(), cpuEst.ciHighPct(), DemoMetrics.median(offCpu.segmentMedians()),
+                        DemoMetrics.median(onCpu.segmentMedians()));
+            }
+        }
+        if (failedScrapes.get() > 0) {
+            err.println("lantern bench overhead: " + failedScrapes.get() + " scrapes failed, the first: " + Scraper.firstFailure.get());
         }
         return failedScrapes.get() == 0 ? ExitStatus.OK : ExitStatus.BAD_INPUT;
     }
@@ -147,16 +210,26 @@ final class MetricsOverheadCommand {
     }
 
     /** Steps for {@code seconds} (at least one), each added to {@code into}; returns the segment's median step. */
-    private static double segment(Session s, Map<String, Tensor> inputs, LanternMetrics metrics, long tokens, double seconds, List<Double> into) {
-        long end = System.nanoTime() + (long) (seconds * 1e9);
+    private static double segment(Session s, Map<String, Tensor> inputs, LanternMetrics metrics, long tokens, double seconds, List<Double> into,
+            SegmentCpu cpu) {
+        long start = System.nanoTime();
+        long process0 = SegmentCpu.processNanos();
+        long thread0 = SegmentCpu.threadNanos();
+        long end = start + (long) (seconds * 1e9);
         List<Double> mine = new ArrayList<>();
+        List<Double> mineCpu = new ArrayList<>();
         do {
+            long c0 = cpu.perStep() ? SegmentCpu.threadNanos() : 0;
             long t0 = System.nanoTime();
             s.run(inputs);
             double ms = (System.nanoTime() - t0) / 1e6;
+            if (cpu.perStep()) {
+                mineCpu.add((SegmentCpu.threadNanos() - c0) / 1e6);
+            }
             metrics.recordStep(ms, tokens);
             mine.add(ms);
         } while (System.nanoTime() < end);
+        cpu.add(System.nanoTime() - start, SegmentCpu.processNanos() - process0, SegmentCpu.threadNanos() - thread0, median(mineCpu));
         into.addAll(mine);
         return median(mine);
     }
@@ -168,6 +241,9 @@ final class MetricsOverheadCommand {
      * would leave the server writing to a closed stream).
      */
     private static final class Scraper implements AutoCloseable {
+        /** Why the first failed scrape of the run failed, for the report; null while none has. */
+        static final java.util.concurrent.atomic.AtomicReference<String> firstFailure = new java.util.concurrent.atomic.AtomicReference<>();
+
         private final MetricsServer server;
         private final Thread thread;
         private volatile boolean stop;
@@ -192,14 +268,24 @@ final class MetricsOverheadCommand {
                         try (InputStream body = r.body()) {
                             body.transferTo(OutputStream.nullOutputStream());
                         }
-                        (r.statusCode() == 200 ? scrapes : failed).incrementAndGet();
+                        if (r.statusCode() == 200) {
+                            scrapes.incrementAndGet();
+                        } else {
+                            failed.incrementAndGet();
+                            firstFailure.compareAndSet(null, "HTTP " + r.statusCode());
+                        }
                     } catch (IOException e) {
                         failed.incrementAndGet();
+                        firstFailure.compareAndSet(null, ExitStatus.oneLine(String.valueOf(e)));
                     } catch (InterruptedException e) {
                         return;
                     }
                 }
             });
+        }
+
+        int port() {
+            return server.port();
         }
 
         static Scraper start(LanternMetrics metrics, long origin, int periodMs, AtomicInteger scrapes, AtomicInteger failed) {

@@ -50,6 +50,25 @@ class MetricsOverheadCommandTest {
         assertTrue(line.contains("no verdict below 10 pairs"), "3 blocks give no verdict: " + line);
     }
 
+    @Test
+    void underAbuseBothSidesAreScrapedAndTheAbuseRunsBesideTheOnSide() {
+        MainTest.Run r = MainTest.run("bench", "overhead", "--shape", "1,16,32,2,64", "--pairs", "2", "--segment-s", "0.5",
+                "--scrape-ms", "50", "--abuse", "--json");
+        assertEquals(0, r.code(), r.err());
+        String j = r.out().strip();
+        assertTrue(j.contains("\"abuse\": true"), j);
+        // both sides served and scraped (2 s of segments at 50 ms), none failed under the abuse
+        assertTrue(number(j, "scrapes") >= 8, j);
+        assertEquals(0, number(j, "failed_scrapes"), j);
+        // the churn thread sent unknown paths and oversized headers, each answered or closed by the server
+        assertTrue(number(j, "abuse_requests") >= 4, j);
+        assertEquals(0, number(j, "abuse_failures"), j);
+        assertTrue(number(j, "abuse_client_cpu_per_s") >= 0 && number(j, "on_process_cpu_per_s") > 0, j);
+        // on the CPU the step's own CPU time is measured too, both sides
+        assertTrue(number(j, "step_thread_cpu_off_ms") > 0 && number(j, "step_thread_cpu_on_ms") > 0, j);
+        assertTrue(j.contains("\"cpu_time_overhead_ci95_pct\": ["), j);
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', textBlock = """
             one segment     | bench overhead --segments 1           | --segments must be in [2, 10000]

@@ -1,5 +1,6 @@
 package dev.lantern.cpu;
 
+import dev.lantern.RuntimeCounters;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
@@ -75,6 +76,7 @@ public final class EagerExecutor {
             }
         }
         lastOps = ops;
+        RuntimeCounters.launched(ops); // each op kernel run is a launch (kernel_launches_total)
         Map<String, Tensor> result = new LinkedHashMap<>();
         for (String o : g.outputs()) {
             Tensor t = owned.get(o);

@@ -1,5 +1,6 @@
 package dev.lantern.engine;
 
+import dev.lantern.RuntimeCounters;
 import dev.lantern.cpu.EagerExecutor;
 import dev.lantern.cpu.PackedWeight;
 import dev.lantern.cpu.Elementwise;
@@ -220,11 +221,13 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         List<Kernel> kernels = model.kernels();
         boolean traced = Tracing.enabled(); // read once: a trace installed mid-forward starts with the next one
         long forwardStart = traced ? System.nanoTime() : 0;
+        int launched = 0;
         for (int i = 0; i < kernels.size(); i++) {
             Kernel k = kernels.get(i);
             if (k.output().shape().numel() == 0) {
                 continue; // a zero-size value has nothing to compute
             }
+            launched++;
             List<View> in = new ArrayList<>(k.inputs().size());
             for (Operand o : k.inputs()) {
                 in.add(env.get(o.value()));
@@ -251,6 +254,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
                 throw e instanceof LanternException ? e : new LanternException("compiled: kernel " + k.name() + " (" + k.node() + "): " + e, e);
             }
         }
+        RuntimeCounters.launched(launched); // once per forward: kernel_launches_total at a LongAdder's cost
         if (profiling) {
             profiledForwards++;
         }

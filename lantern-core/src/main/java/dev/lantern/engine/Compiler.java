@@ -1,5 +1,6 @@
 package dev.lantern.engine;
 
+import dev.lantern.RuntimeCounters;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.IrPrinter;
 import dev.lantern.kernel.Kernel;
@@ -59,6 +60,10 @@ public final class Compiler {
             kernels = partition.kernels(cur);
             plan = MemoryPlanner.plan(cur, kernels);
             saved = traffic(partition.kernels(before)) - traffic(kernels);
+        }
+        if (options.target().equals("cpu")) {
+            // a CPU kernel is compiled here (lowered to its prepared Java kernel); CUDA kernels are counted by NVRTC's module cache
+            RuntimeCounters.compiled(kernels.size());
         }
         return new CompiledModel(g, before, cur, kernels, plan, FusionCoverage.of(before, cur), saved, options, dumps);
     }

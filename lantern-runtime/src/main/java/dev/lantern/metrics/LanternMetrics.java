@@ -1,9 +1,11 @@
 package dev.lantern.metrics;
 
+import dev.lantern.RuntimeCounters;
 import dev.lantern.SessionStats;
 import dev.lantern.runtime.alloc.AllocatorStats;
 import dev.lantern.train.run.StepResult;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -12,6 +14,8 @@ import io.prometheus.metrics.model.snapshots.Unit;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 
 /**
  * Lantern's Prometheus metrics (issue 18; docs/observability.md), registered on the registry the
@@ -47,9 +51,11 @@ public final class LanternMetrics {
     private final Gauge graphHitPct;
     private final Counter graphFallbacks;
     private final Gauge dramGbps;
-    private final Counter kernelLaunches;
-    private final Counter compiles;
-    private final Counter compileCacheHits;
+    // launches, compiles and cache hits: the process's RuntimeCounters since this object was built, plus what the API added,
+    // read when scraped (the executors pay a LongAdder increment per forward, nothing here)
+    private final LongAdder kernelLaunches = new LongAdder();
+    private final LongAdder compiles = new LongAdder();
+    private final LongAdder compileCacheHits = new LongAdder();
     private final Counter ooms;
     private final Gauge lossScale;
     private final Counter overflowSteps;
@@ -95,12 +101,14 @@ public final class LanternMetrics {
         dramGbps = Gauge.builder().name("dram_gbps")
                 .help("DRAM throughput of the last kernels measured: cost-model bytes / time, in gigabytes (1e9 B) per second")
                 .register(registry);
-        kernelLaunches = Counter.builder().name("kernel_launches_total").help("Kernels launched (GEMM library calls included)")
-                .register(registry);
-        compiles = Counter.builder().name("compiles_total").help("Kernels compiled (cache misses of the kernel module cache)")
-                .register(registry);
-        compileCacheHits = Counter.builder().name("compile_cache_hits_total")
-                .help("Kernels found compiled in the kernel module cache").register(registry);
+        runningTotal(registry, "kernel_launches_total",
+                "Kernels launched: CPU kernels and eager ops, CUDA kernels and GEMM library calls, each kernel of a replayed CUDA graph",
+                () -> kernelLaunches.sum() + RuntimeCounters.launches());
+        runningTotal(registry, "compiles_total", "Kernels compiled (NVRTC compiles, cache misses of the kernel module cache; CPU kernels lowered)",
+                () -> compiles.sum() + RuntimeCounters.compiles());
+        runningTotal(registry, "compile_cache_hits_total",
+                "Kernels found compiled (in the kernel module cache on disk or prebuilt; CPU: in the compiled program)",
+                () -> compileCacheHits.sum() + RuntimeCounters.cacheHits());
         ooms = Counter.builder().name("oom_total").help("Typed out-of-memory errors thrown by the caching allocator")
                 .register(registry);
         lossScale = Gauge.builder().name("loss_scale")
@@ -157,16 +165,22 @@ public final class LanternMetrics {
         }
     }
 
+    /**
+     * {@code n} kernel launches Lantern's executors did not count (an embedding program's own kernels). Lantern's
+     * own launches, compiles and cache hits need no call: the counters read {@link RuntimeCounters} when scraped.
+     */
     public void kernelLaunches(long n) {
-        kernelLaunches.inc(nonNegative(n));
+        kernelLaunches.add(nonNegative(n));
     }
 
+    /** {@code n} kernels compiled outside Lantern's caches. */
     public void compiles(long n) {
-        compiles.inc(nonNegative(n));
+        compiles.add(nonNegative(n));
     }
 
+    /** {@code n} kernels found compiled outside Lantern's caches. */
     public void compileCacheHits(long n) {
-        compileCacheHits.inc(nonNegative(n));
+        compileCacheHits.add(nonNegative(n));
     }
 
     /** One out-of-memory error seen outside an allocator snapshot (a device allocation that failed). */
@@ -182,6 +196,29 @@ public final class LanternMetrics {
     /** DRAM throughput of the last kernels measured, in GB/s. */
     public void dramGbps(double gbps) {
         dramGbps.set(gbps);
+    }
+
+    /**
+     * A benchmark's kernel figures: occupancy (%) and DRAM GB/s of the kernels it profiled, as {@code lantern bench}
+     * puts them in its JSON ({@code occ_pct}, {@code dram_gbps}). A figure that is not finite (no launch it could be
+     * computed for: the CPU has no occupancy, a forward of GEMMs only has none either) leaves its gauge as it was.
+     */
+    public void kernelFigures(double occPct, double gbps) {
+        if (Double.isFinite(occPct)) {
+            occupancy(occPct);
+        }
+        if (Double.isFinite(gbps)) {
+            dramGbps(gbps);
+        }
+    }
+
+    /**
+     * A counter whose value, at each scrape, is {@code total} less what it was when this object was built:
+     * what this process did while these metrics existed, so a command's counters start at 0 like its others.
+     */
+    private static void runningTotal(PrometheusRegistry registry, String name, String help, LongSupplier total) {
+        long start = total.getAsLong();
+        CounterWithCallback.builder().name(name).help(help).callback(cb -> cb.call(total.getAsLong() - start)).register(registry);
     }
 
     private static long nonNegative(long n) {

@@ -1,34 +1,57 @@
 package dev.lantern.metrics;
 
 import com.sun.net.httpserver.HttpExchange;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import com.sun.net.httpserver.HttpServer;
+import io.prometheus.metrics.exporter.httpserver.MetricsHandler;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import java.io.IOException;
 import java.net.InetAddress;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
+import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The {@code /metrics} endpoint: Prometheus' own HTTP exporter over a registry, on a host and
- * port the caller names (127.0.0.1 by default: metrics tell about the machine, so they are not
+ * The {@code /metrics} endpoint: the Prometheus exporter's {@link MetricsHandler} over a registry, on a
+ * host and port the caller names (127.0.0.1 by default: metrics tell about the machine, so they are not
  * published to the network unless asked). Every other path answers 404, not the exporter's landing
  * page, so that a mistyped scrape target fails loudly. {@link #close()} stops the server and its
  * threads; a command holds it in try-with-resources so nothing outlives it.
+ *
+ * <p>The JDK {@link HttpServer} is made here rather than by the exporter's {@code HTTPServer.Builder},
+ * which creates it with a listen backlog of 3 and offers no way to change it: a burst of connections
+ * then fills the kernel's accept queue, further SYNs are dropped, and each client (a scrape among them)
+ * waits for its SYN to be sent again, 1 s and then 3 s later. Opening 300 connections took 39 s against
+ * a backlog of 3 and 0.13 s against {@link #BACKLOG}. Exchanges run on {@link ExchangeExecutor}, so that
+ * a client sending half a request does not hold up the scrapes behind it, with bounds on what runs and
+ * what waits.
  */
 public final class MetricsServer implements AutoCloseable {
     public static final String DEFAULT_HOST = "127.0.0.1";
-    /** Scrapes are small and rare; two threads answer them, so a flood cannot add threads. */
-    private static final int THREADS = 2;
+    /** Connections the kernel may hold for the server before it accepts them (capped by net.core.somaxconn). */
+    static final int BACKLOG = 1024;
+    /** Exchanges answered at once (each on a virtual thread); more wait in a queue. */
+    static final int MAX_EXCHANGES = 256;
+    /** Exchanges that may wait; past these the connection is closed, so a flood cannot grow threads or memory. */
+    static final int MAX_WAITING = 4096;
     private static final AtomicInteger SERVERS = new AtomicInteger();
 
-    private final HTTPServer server;
-    private final ExecutorService executor;
+    static {
+        // What the exporter's HTTPServer sets when its class loads (JVM-wide, only where the application set
+        // nothing): a request must arrive within 60 s and a response leave within 600 s, else the JDK server
+        // closes the connection. Without it a client that never finishes its request holds its exchange forever.
+        if (System.getProperty("sun.net.httpserver.maxReqTime") == null) {
+            System.setProperty("sun.net.httpserver.maxReqTime", "60");
+        }
+        if (System.getProperty("sun.net.httpserver.maxRspTime") == null) {
+            System.setProperty("sun.net.httpserver.maxRspTime", "600");
+        }
+    }
+
+    private final HttpServer server;
+    private final ExchangeExecutor executor;
     private final String host;
 
-    private MetricsServer(HTTPServer server, ExecutorService executor, String host) {
+    private MetricsServer(HttpServer server, ExchangeExecutor executor, String host) {
         this.server = server;
         this.executor = executor;
         this.host = host;
@@ -41,31 +64,27 @@ public final class MetricsServer implements AutoCloseable {
      * @throws IOException when the host does not resolve or the port cannot be bound
      */
     public static MetricsServer start(String host, int port, PrometheusRegistry registry) throws IOException {
+        return start(host, port, registry, MAX_EXCHANGES, MAX_WAITING);
+    }
+
+    /** {@link #start(String, int, PrometheusRegistry)} with other bounds (tests: reach them with few connections). */
+    static MetricsServer start(String host, int port, PrometheusRegistry registry, int running, int waiting) throws IOException {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be in [0, 65535], got " + port);
         }
         InetAddress address = InetAddress.getByName(host);
-        int id = SERVERS.incrementAndGet();
-        AtomicInteger n = new AtomicInteger();
-        ExecutorService executor = Executors.newFixedThreadPool(THREADS, r -> {
-            Thread t = new Thread(r, "lantern-metrics-" + id + "-" + n.incrementAndGet());
-            t.setDaemon(true); // a command that forgets close() must still be able to exit
-            return t;
-        });
-        try {
-            HTTPServer s = HTTPServer.builder().inetAddress(address).port(port).registry(registry).executorService(executor)
-                    .metricsHandlerPath("/metrics").registerHealthHandler(false).defaultHandler(MetricsServer::notFound)
-                    .buildAndStart();
-            return new MetricsServer(s, executor, host);
-        } catch (IOException | RuntimeException e) {
-            executor.shutdownNow();
-            throw e;
-        }
+        ExchangeExecutor executor = new ExchangeExecutor("lantern-metrics-" + SERVERS.incrementAndGet(), running, waiting);
+        HttpServer s = HttpServer.create(new InetSocketAddress(address, port), BACKLOG);
+        s.setExecutor(executor);
+        s.createContext("/metrics", new MetricsHandler(registry));
+        s.createContext("/", MetricsServer::notFound);
+        s.start();
+        return new MetricsServer(s, executor, host);
     }
 
     /** The bound port (the one picked when started on port 0). */
     public int port() {
-        return server.getPort();
+        return server.getAddress().getPort();
     }
 
     /** The URL Prometheus scrapes. */
@@ -74,19 +93,27 @@ public final class MetricsServer implements AutoCloseable {
         return "http://" + h + ":" + port() + "/metrics";
     }
 
+    /** Exchanges being answered now (tests: a flood must not run more than the bound). */
+    int exchangesRunning() {
+        return executor.running();
+    }
+
+    /** Exchanges waiting for a thread now. */
+    int exchangesWaiting() {
+        return executor.waiting();
+    }
+
     @Override
     public void close() {
-        server.close();
-        executor.shutdownNow();
+        server.stop(0); // closes every connection: an exchange blocked reading one ends
         try {
-            if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("the metrics server's threads did not stop within 5 s");
+            if (!executor.shutdown(5)) {
+                throw new IllegalStateException("the metrics server's exchanges did not stop within 5 s");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
-
     private static void notFound(HttpExchange exchange) throws IOException {
         try (exchange) {
             byte[] body = ("not found: " + exchange.getRequestURI().getPath() + " (the metrics are at /metrics)\n")

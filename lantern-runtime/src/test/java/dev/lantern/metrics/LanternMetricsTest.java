@@ -142,7 +142,7 @@ class LanternMetricsTest {
         assertEquals(404, Scrape.get(base + "/").statusCode());
         assertEquals(404, Scrape.get(base + "/nope").statusCode());
         assertEquals(200, Scrape.get(base + "/metrics").statusCode());
-        assertTrue(Scrape.serverThreads() > before, "a scrape ran on the server's own threads");
+        assertTrue(Scrape.serverThreads() > before, "the server runs its own dispatcher thread");
         s.close();
         assertThrows(ConnectException.class, () -> Scrape.get(base + "/metrics"));
         assertEquals(before, Scrape.serverThreads(), "the server's threads outlived close()");

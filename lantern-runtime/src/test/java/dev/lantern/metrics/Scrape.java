@@ -26,9 +26,11 @@ final class Scrape {
         return m.find() ? Double.parseDouble(m.group(1)) : Double.NaN;
     }
 
-    /** Threads of Lantern's metrics servers still alive. */
+    /** Platform threads of the metrics servers (their dispatchers) still alive. */
     static long serverThreads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.isAlive() && t.getName().startsWith("lantern-metrics-"))
+        // the JDK server's dispatcher (joined by close()) is the server's platform thread; its exchanges run on
+        // virtual threads, which getAllStackTraces does not list
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.isAlive() && t.getName().equals("HTTP-Dispatcher"))
                 .count();
     }
 }

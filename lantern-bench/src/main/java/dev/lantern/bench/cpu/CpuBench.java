@@ -2,6 +2,7 @@ package dev.lantern.bench.cpu;
 
 import dev.lantern.engine.CompiledCpuExecutor;
 import dev.lantern.kernel.Kernel;
+import dev.lantern.kernel.KernelTraffic;
 import dev.lantern.tensor.Tensor;
 
 import dev.lantern.trace.Span;
@@ -34,8 +35,16 @@ public final class CpuBench {
     /** The agreement past which a model's figure is marked invalid (relative L2 error against ORT, in double). */
     public static final double MAX_REL_ERR = 1e-4;
 
-    /** One kernel of the step table: name, kind, the fused ops, mean ms per forward and share of the profiled forward. */
-    public record Step(String kernel, String kind, String ops, double ms, double share) {}
+    /**
+     * One kernel of the step table: name, kind, the fused ops, mean ms per forward, share of the profiled forward, and the
+     * bytes it reads and writes once under the cost model ({@link KernelTraffic}, as the GPU bench's DRAM GB/s takes them).
+     */
+    public record Step(String kernel, String kind, String ops, double ms, double share, long bytes) {
+        /** Memory GB/s (1e9 B/s) of this kernel: cost-model bytes ÷ its time; NaN without a time. */
+        public double gbps() {
+            return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : Double.NaN;
+        }
+    }
 
     /**
      * @param outsideMs the profiled forward's time outside every kernel: input and arena views, output copies
@@ -63,6 +72,17 @@ public final class CpuBench {
         /** ORT's time over Lantern's: above 1 Lantern is faster. */
         public double speedVsOrt() {
             return ortMs / lanternMs;
+        }
+
+        /**
+         * Cost-model bytes of every kernel ÷ their profiled time, in GB/s: the CPU's counterpart of {@code bench macro}'s
+         * {@code dram_gbps} (bytes that a cache holds count as moved, so on a small block this is above what DRAM gives).
+         * NaN without a profiled kernel time.
+         */
+        public double dramGbps() {
+            double ms = steps.stream().mapToDouble(Step::ms).sum();
+            long bytes = steps.stream().mapToLong(Step::bytes).sum();
+            return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : Double.NaN;
         }
 
         public boolean valid() {
@@ -167,7 +187,7 @@ public final class CpuBench {
             Kernel k = kernels.get(i);
             double ms = nanos[i] / 1e6 / Math.max(1, forwards);
             steps.add(new Step(k.name(), k.kind().name().toLowerCase(java.util.Locale.ROOT), String.join("+", k.fusedOps()), ms,
-                    profiledMs > 0 ? ms / profiledMs : 0));
+                    profiledMs > 0 ? ms / profiledMs : 0, KernelTraffic.bytes(k)));
         }
         return steps;
     }

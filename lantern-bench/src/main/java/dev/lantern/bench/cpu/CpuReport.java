@@ -30,14 +30,14 @@ public final class CpuReport {
         StringBuilder steps = new StringBuilder("[");
         for (CpuBench.Step s : r.steps()) {
             steps.append(steps.length() > 1 ? ", " : "").append(String.format(Locale.ROOT,
-                    "{\"kernel\": %s, \"kind\": %s, \"ops\": %s, \"ms\": %.4f, \"share\": %.4f}", str(s.kernel()), str(s.kind()), str(s.ops()),
-                    s.ms(), s.share()));
+                    "{\"kernel\": %s, \"kind\": %s, \"ops\": %s, \"ms\": %.4f, \"share\": %.4f, \"bytes\": %d, \"gbps\": %s}",
+                    str(s.kernel()), str(s.kind()), str(s.ops()), s.ms(), s.share(), s.bytes(), gbps(s.gbps())));
         }
         steps.append(']');
         out.add(String.format(Locale.ROOT, "{\"case\": %s, \"impl\": \"lantern\", \"threads\": %d, \"ms\": %.4f, \"min_ms\": %.4f, "
-                        + "\"cpu_ms\": %.4f, \"rounds\": %d, \"warmups\": %d, \"kernels\": %d, \"profiled_ms\": %.4f, \"outside_kernels_ms\": %.4f, \"output_copy_ms\": %.4f, \"steps\": %s}",
+                        + "\"cpu_ms\": %.4f, \"rounds\": %d, \"warmups\": %d, \"kernels\": %d, \"profiled_ms\": %.4f, \"outside_kernels_ms\": %.4f, \"output_copy_ms\": %.4f, \"dram_gbps\": %s, \"steps\": %s}",
                 str(r.caseName()), r.threads(), r.lanternMs(), r.lanternMinMs(), r.lanternCpuMs(), r.rounds(), r.warmups(), r.steps().size(), r.profiledMs(),
-                r.outsideMs(), r.outputCopyMs(), steps));
+                r.outsideMs(), r.outputCopyMs(), gbps(r.dramGbps()), steps));
         if (r.hasPeer()) {
             out.add(String.format(Locale.ROOT, "{\"case\": %s, \"impl\": \"onnxruntime\", \"version\": %s, \"threads\": %d, \"ms\": %.4f, "
                             + "\"min_ms\": %.4f, \"cpu_ms\": %.4f, \"optimization\": \"ALL_OPT\", \"lantern_speed_vs_ort\": %.4f, "
@@ -53,6 +53,11 @@ public final class CpuReport {
                     r.speedVsTorch(), r.torch().cpuMs() / r.lanternCpuMs()));
         }
         return out;
+    }
+
+    /** GB/s with one decimal, or JSON's null when there is no time to divide by. */
+    private static String gbps(double v) {
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.1f", v) : "null";
     }
 
     /** The human form: the figures, the step table in schedule order, the shares by kind and the five costliest kernels. */

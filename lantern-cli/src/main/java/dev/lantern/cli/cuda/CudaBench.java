@@ -70,7 +70,10 @@ public final class CudaBench {
         return this;
     }
 
-    /** Records each macro block's compiled forward (step_time_ms, tokens_per_s) and its graph session's graph_hit_pct. */
+    /**
+     * Records each macro block's or model's compiled forward (step_time_ms, tokens_per_s), its kernel figures (occ_pct,
+     * dram_gbps) and its graph session's graph_hit_pct.
+     */
     public CudaBench metrics(dev.lantern.metrics.LanternMetrics m) {
         this.metrics = m;
         return this;
@@ -78,6 +81,23 @@ public final class CudaBench {
 
     boolean deterministic() {
         return deterministic;
+    }
+
+    /**
+     * The summary of a profiled forward's kernel figures (what the JSON calls {@code occ_pct} and {@code dram_gbps}),
+     * recorded into {@code metrics} unless null: bench macro and bench model both report through here.
+     */
+    static KernelFigures.Summary summarize(List<KernelFigures.Figure> figures, dev.lantern.metrics.LanternMetrics metrics) {
+        KernelFigures.Summary summary = KernelFigures.summary(figures);
+        if (metrics != null) {
+            metrics.kernelFigures(summary.occPct(), summary.dramGbps());
+        }
+        return summary;
+    }
+
+    /** The metrics to record into, or null when the command has none. */
+    dev.lantern.metrics.LanternMetrics metrics() {
+        return metrics;
     }
 
     /** {@code graph} compiled for cuda (fused for a compiled session) in this bench's determinism mode, opened. */
@@ -157,18 +177,10 @@ public final class CudaBench {
                 withSteps.put("steps_alone", stepsJson(alone));
                 // occupancy from the occupancy API and launch shapes; GB/s = cost-model bytes / the in-forward step times
                 List<KernelFigures.Figure> figures = s.kernelFigures(inForward);
-                KernelFigures.Summary summary = KernelFigures.summary(figures);
+                KernelFigures.Summary summary = summarize(figures, metrics);
                 withSteps.put("occ_pct", KernelFiguresJson.number(summary.occPct(), 2));
                 withSteps.put("dram_gbps", KernelFiguresJson.number(summary.dramGbps(), 1));
                 withSteps.put("kernel_figures", KernelFiguresJson.of(figures));
-                if (metrics != null) {
-                    if (Double.isFinite(summary.occPct())) {
-                        metrics.occupancy(summary.occPct());
-                    }
-                    if (Double.isFinite(summary.dramGbps())) {
-                        metrics.dramGbps(summary.dramGbps());
-                    }
-                }
                 double ms = EventTiming.median(compiled);
                 record(cfg.name(), "lantern", ms, "tflops", flops / ms / 1e9, s.peakBytes(), withSteps);
                 if (metrics != null) {

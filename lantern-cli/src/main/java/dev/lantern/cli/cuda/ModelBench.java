@@ -4,6 +4,7 @@ import dev.lantern.Bindings;
 import dev.lantern.Weights;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.engine.CudaSession;
+import dev.lantern.cuda.engine.KernelFigures;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.engine.Compiler;
@@ -11,10 +12,12 @@ import dev.lantern.frontend.hf.HfModel;
 import dev.lantern.ir.LanternException;
 import dev.lantern.onnx.OnnxModel;
 import dev.lantern.ir.Graph;
+import dev.lantern.metrics.LanternMetrics;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -24,7 +27,9 @@ import java.util.function.Consumer;
  * file (its every input bound to (B, S); case {@code <folder>-onnx_b<B>_s<S>}) on GPU 0 in bf16 AMP,
  * compiled, compiled + graph replay and eager, timed with CUDA events as {@code bench macro} times
  * the blocks (the same warm-up), with the checkpoint's own weights. Records in torch_ref.py's form,
- * case {@code <folder>_b<B>_s<S>}, rate {@code tok_s} (tokens per second).
+ * case {@code <folder>_b<B>_s<S>}, rate {@code tok_s} (tokens per second). The compiled record carries the kernel
+ * figures as {@code bench macro}'s does ({@code occ_pct}, {@code dram_gbps}, {@code kernel_figures}); with
+ * {@code --metrics-port} they, the compiled forward (as a step) and the graph session's hit rate go to the metrics.
  */
 final class ModelBench {
     private ModelBench() {}
@@ -76,6 +81,7 @@ final class ModelBench {
         String name = label + "_b" + batch + "_s" + seq;
         double tokens = (double) batch * seq;
         int iters = 10;
+        LanternMetrics metrics = bench.metrics(); // null without --metrics-port's registry
         try (CudaSession s = CudaSession.open(device, compiled, params, CudaSession.Options.compiled().withAutotune(bench.tune()))) {
             s.setInputs(inputs);
             progress.accept("model " + name + ": autotuning");
@@ -86,8 +92,18 @@ final class ModelBench {
             x.put("outputs", s.model().graph().outputs().stream().map(o -> s.model().graph().type(o).dtype().text()).toList());
             x.put("device_ops", s.deviceOps());
             progress.accept("model " + name + ": profiling steps");
-            x.put("steps", CudaBench.stepsJson(s.profileInForward(3, 10)));
+            List<CudaSession.StepTime> inForward = s.profileInForward(3, 10);
+            x.put("steps", CudaBench.stepsJson(inForward));
+            // as bench macro: occupancy from the occupancy API and the launch shapes, GB/s = cost-model bytes / step times
+            List<KernelFigures.Figure> figures = s.kernelFigures(inForward);
+            KernelFigures.Summary summary = CudaBench.summarize(figures, metrics);
+            x.put("occ_pct", KernelFiguresJson.number(summary.occPct(), 2));
+            x.put("dram_gbps", KernelFiguresJson.number(summary.dramGbps(), 1));
+            x.put("kernel_figures", KernelFiguresJson.of(figures));
             bench.record(name, "lantern", ms, "tok_s", tokens / ms * 1e3, s.peakBytes(), x);
+            if (metrics != null) {
+                metrics.recordStep(ms, (long) batch * seq); // one prefill: batch x seq tokens
+            }
         }
         try (CudaSession gs = CudaSession.open(device, compiled, params,
                 CudaSession.Options.compiled().withPolicy(GraphPolicy.PREFER).withAutotune(bench.tune()))) {
@@ -96,6 +112,9 @@ final class ModelBench {
             Map<String, Object> x = new LinkedHashMap<>();
             x.put("graph_hit_pct", CudaBench.round(gs.forwardStats().graphHitPct(), 2));
             bench.record(name, "lantern-graph", ms, "tok_s", tokens / ms * 1e3, gs.peakBytes(), x);
+            if (metrics != null) {
+                metrics.session(new dev.lantern.SessionStats(gs.forwardStats().forwards(), gs.forwardStats().replays(), Map.of()));
+            }
         }
         try (CudaSession e = CudaSession.open(device, eager, eagerParams, CudaSession.Options.eager())) {
             e.setInputs(inputs);

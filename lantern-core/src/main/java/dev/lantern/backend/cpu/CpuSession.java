@@ -40,7 +40,7 @@ final class CpuSession implements Session {
         this.program = program;
         this.device = device;
         this.mode = mode;
-        this.model = program.model("cpu", mode.fused());
+        this.model = program.sessionModel("cpu", mode.fused()); // the program's compiled kernels: compile-cache hits
         Graph run = mode.fused() ? model.graph() : model.unfused();
         Map<String, Tensor> p = Bindings.parameters(run, weights);
         if (mode.fused()) {

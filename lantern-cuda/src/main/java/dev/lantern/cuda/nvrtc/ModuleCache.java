@@ -1,5 +1,6 @@
 package dev.lantern.cuda.nvrtc;
 
+import dev.lantern.RuntimeCounters;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.driver.CudaModule;
 import dev.lantern.trace.Span;
@@ -119,6 +120,7 @@ public final class ModuleCache {
         java.util.Optional<byte[]> prebuilt = PrebuiltCubins.lookup(src.archFor(arch), src.code());
         if (prebuilt.isPresent()) {
             hits.incrementAndGet();
+            RuntimeCounters.cacheHits(1); // compile_cache_hits_total
             return new Entry("prebuilt-" + PrebuiltCubins.key(src.archFor(arch), src.code()).replace(':', '-'), prebuilt.get(), true);
         }
         String key = keyOf(src);
@@ -126,6 +128,7 @@ public final class ModuleCache {
         byte[] cached = read(file);
         if (cached != null) {
             hits.incrementAndGet();
+            RuntimeCounters.cacheHits(1);
             return new Entry(key, cached, true);
         }
         Compiler.Result result;
@@ -133,6 +136,7 @@ public final class ModuleCache {
             result = compiler.compile(src.code(), src.name(), src.archFor(arch), src.options());
         }
         compiles.incrementAndGet();
+        RuntimeCounters.compiled(1); // compiles_total, a failed compile included: NVRTC ran
         if (result.cubin() == null) {
             throw new KernelCompileException(src.name(), src.archFor(arch), result.log(), writeFailedSource(src, key));
         }

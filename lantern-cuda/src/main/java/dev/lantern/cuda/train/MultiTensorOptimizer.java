@@ -1,5 +1,6 @@
 package dev.lantern.cuda.train;
 
+import dev.lantern.RuntimeCounters;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.MultiTensorKernels;
 import dev.lantern.cuda.driver.CudaDevice;
@@ -134,6 +135,7 @@ public final class MultiTensorOptimizer implements AutoCloseable {
         int chunks = table.chunkCount();
         sumModule.kernel(sumSource.entry()).launch(stream, new int[] {chunks, 1, 1}, new int[] {MultiTensorKernels.THREADS, 1, 1}, 0,
                 tensors.address(), chunkTable.address(), invScale, invScale == 1f ? 1 : 0, partial.address(), bad.address());
+        RuntimeCounters.launched(1); // kernel_launches_total
         stream.copy(partial, 0, pinned, 0, (long) chunks * 8);
         stream.copy(bad, 0, pinned, (long) chunks * 8, (long) chunks * 4);
     }
@@ -167,6 +169,7 @@ public final class MultiTensorOptimizer implements AutoCloseable {
                 new int[] {MultiTensorKernels.THREADS, 1, 1}, 0,
                 tensors.address(), chunkTable.address(), invScale, invScale == 1f ? 1 : 0, coef, clip ? 1 : 0,
                 k.decay(), k.doDecay() ? 1 : 0, k.w1(), k.small() ? 1 : 0, k.w2(), k.b2(), k.bc2Sqrt(), k.eps(), k.negStepSize());
+        RuntimeCounters.launched(1); // kernel_launches_total
     }
 
     /**

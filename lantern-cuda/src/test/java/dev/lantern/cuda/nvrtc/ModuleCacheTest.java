@@ -122,6 +122,23 @@ class ModuleCacheTest {
     }
 
     @Test
+    void compilesAndHitsAreCountedProcessWideForTheMetrics() {
+        // compiles_total and compile_cache_hits_total read RuntimeCounters; the tests of one JVM run one at a time
+        FakeCompiler c = new FakeCompiler("nvrtc 13.0");
+        long compiles = dev.lantern.RuntimeCounters.compiles();
+        long hits = dev.lantern.RuntimeCounters.cacheHits();
+        cache(c).get(SRC);
+        assertEquals(compiles + 1, dev.lantern.RuntimeCounters.compiles(), "a miss is one compile");
+        assertEquals(hits, dev.lantern.RuntimeCounters.cacheHits());
+        cache(c).get(SRC);
+        new ModuleCache(dir, c, "sm_90", 13000).get(SRC);
+        assertEquals(compiles + 1, dev.lantern.RuntimeCounters.compiles(), "hits compile nothing");
+        assertEquals(hits + 2, dev.lantern.RuntimeCounters.cacheHits(), "two gets from disk are two hits");
+        assertThrows(KernelCompileException.class, () -> cache(c).get(new KernelSource("bad", "#error x", List.of(), "")));
+        assertEquals(compiles + 2, dev.lantern.RuntimeCounters.compiles(), "a failed compile ran NVRTC too");
+    }
+
+    @Test
     void secondGetIsAHitFromMemoryAndFromAFreshInstance() {
         FakeCompiler c = new FakeCompiler("nvrtc 13.0");
         ModuleCache.Entry first = cache(c).get(SRC);
