@@ -222,9 +222,8 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
     }
 
     /**
-     * Fills the arena, scratch and transient buffers with 0xFF bytes (NaN in f32, bf16 and f16),
-     * so that an element no kernel writes shows up as NaN in the output (tests). Eager activations
-     * are filled as the next forward allocates them.
+     * Fills the arena, scratch and transient buffers with 0xFF bytes (NaN in f32, bf16 and f16), so that an
+     * element no kernel writes shows up as NaN in the output (tests); eager activations as the next forward allocates them.
      */
     void poison() {
         for (Allocation a : buffers.planned()) {
@@ -235,8 +234,6 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
             eager.poisonNext();
         }
     }
-
-    // ------------------------------------------------------------------ running
 
     /** One forward, kernel by kernel (no graph; no synchronisation); counted as a plain forward. */
     void forward() {
