@@ -58,27 +58,44 @@ public record GemmEpilogue(float alpha, View bias, UnaryFn act, View residual) {
 
     /**
      * out[0..n) = act(alpha·acc[ao..ao+n) + bias[col..col+n)) + res[0..n); biasF is the whole bias
-     * in f32 (or null), res the residual slice already loaded (or null). Three passes over an
-     * L1-resident row, each a loop that C2 fully inlines (see {@link UnaryFn}'s note).
+     * in f32 (or null), res the residual slice already loaded (or null). Without an activation, or
+     * with GELU_TANH (the MLP's), one vector pass over the L1-resident row; any other activation in
+     * three passes, each a loop that C2 fully inlines (see {@link UnaryFn}'s note). The operations
+     * and their order are the same either way, so the result does not depend on the path.
      */
     void apply(float[] acc, int ao, int n, float[] biasF, int col, float[] res, float[] out) {
         var F = CpuConfig.F;
         int v = CpuConfig.vectorBound(n);
+        boolean fused = act == UnaryFn.IDENTITY || act == UnaryFn.GELU_TANH;
+        boolean gelu = act == UnaryFn.GELU_TANH;
         for (int i = 0; i < v; i += F.length()) {
             var x = jdk.incubator.vector.FloatVector.fromArray(F, acc, ao + i).mul(alpha);
             if (biasF != null) {
                 x = x.add(jdk.incubator.vector.FloatVector.fromArray(F, biasF, col + i));
             }
+            if (fused) {
+                if (gelu) {
+                    x = UnaryFn.geluTanh(x);
+                }
+                if (res != null) {
+                    x = x.add(jdk.incubator.vector.FloatVector.fromArray(F, res, i));
+                }
+            }
             x.intoArray(out, i);
         }
         for (int i = v; i < n; i++) {
-            out[i] = acc[ao + i] * alpha + (biasF == null ? 0f : biasF[col + i]);
+            float x = acc[ao + i] * alpha + (biasF == null ? 0f : biasF[col + i]);
+            if (fused) {
+                x = gelu ? UnaryFn.geluTanh(x) : x;
+                x = res != null ? x + res[i] : x;
+            }
+            out[i] = x;
         }
-        if (act != UnaryFn.IDENTITY) {
+        if (!fused) {
             act.apply(out, out, n);
-        }
-        if (res != null) {
-            BinaryFn.ADD.apply(out, res, out, n);
+            if (res != null) {
+                BinaryFn.ADD.apply(out, res, out, n);
+            }
         }
     }
 }
