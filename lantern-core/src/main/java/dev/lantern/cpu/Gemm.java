@@ -33,6 +33,8 @@ public final class Gemm {
     static final int KC = 256;
     static final int MC = 20 * MR;
     static final int NC = 16 * NR;
+    /** How many tiles of C per thread the column blocks are narrowed to at most (with more than one thread; 2 measured the same). */
+    static final long TILES_PER_THREAD = 4;
 
     /** A matrix operand: element (i, j) at element index {@code offset + i·rowStride + j·colStride}. */
     public record Matrix(MemorySegment segment, DType dtype, long offset, long rowStride, long colStride) {
@@ -53,7 +55,8 @@ public final class Gemm {
      */
     public static void run(Matrix a, Matrix b, Matrix c, int m, int n, int k, GemmEpilogue ep) {
         Matrix res = ep.residual() == null ? null : matrixOf(ep.residual());
-        core(1, a, new long[1], b, new long[1], null, c, new long[1], res, new long[1], m, n, k, ep);
+        Matrix res2 = ep.residual2() == null ? null : matrixOf(ep.residual2());
+        core(1, a, new long[1], b, new long[1], null, c, new long[1], res, new long[1], res2, new long[1], m, n, k, ep);
     }
 
     /**
@@ -76,28 +79,32 @@ public final class Gemm {
         int[] batchDims = Arrays.copyOf(c.shape().dims(), rank - 2);
         View ab = a.broadcastTo(withLast2(batchDims, m, k));
         View rb = ep.residual() == null ? null : ep.residual().broadcastTo(c.shape());
+        View rb2 = ep.residual2() == null ? null : ep.residual2().broadcastTo(c.shape());
         int batches = (int) Shape.of(batchDims).numel();
-        if (rowsFold(ab) && rowsFold(c) && (rb == null || rowsFold(rb))) {
+        if (rowsFold(ab) && rowsFold(c) && (rb == null || rowsFold(rb)) && (rb2 == null || rowsFold(rb2))) {
             Matrix am = new Matrix(ab.segment(), ab.dtype(), ab.offset(), ab.strides()[rank - 2], ab.strides()[rank - 1]);
-            core(1, am, new long[1], null, new long[1], b.panels(), matrixOf2(c), new long[1], rb == null ? null : matrixOf2(rb), new long[1],
-                    batches * m, n, k, ep);
+            core(1, am, new long[1], null, new long[1], b.panels(), matrixOf2(c), new long[1], matrixOrNull(rb), new long[1],
+                    matrixOrNull(rb2), new long[1], batches * m, n, k, ep);
             return;
         }
         long[] ao = new long[batches];
         long[] co = new long[batches];
         long[] ro = new long[batches];
+        long[] ro2 = new long[batches];
         int[] idx = new int[rank - 2];
         for (int t = 0; t < batches; t++) {
             for (int d = 0; d < idx.length; d++) {
                 ao[t] += idx[d] * ab.strides()[d];
                 co[t] += idx[d] * c.strides()[d];
                 ro[t] += rb == null ? 0 : idx[d] * rb.strides()[d];
+                ro2[t] += rb2 == null ? 0 : idx[d] * rb2.strides()[d];
             }
             for (int d = idx.length - 1; d >= 0 && ++idx[d] == batchDims[d]; d--) {
                 idx[d] = 0;
             }
         }
-        core(batches, matrixOf2(ab), ao, null, new long[batches], b.panels(), matrixOf2(c), co, rb == null ? null : matrixOf2(rb), ro, m, n, k, ep);
+        core(batches, matrixOf2(ab), ao, null, new long[batches], b.panels(), matrixOf2(c), co, matrixOrNull(rb), ro,
+                matrixOrNull(rb2), ro2, m, n, k, ep);
     }
 
     /**
@@ -123,18 +130,20 @@ public final class Gemm {
         View ab = a.broadcastTo(withLast2(batchDims, m, k));
         View bb = b.broadcastTo(withLast2(batchDims, k, n));
         View rb = ep.residual() == null ? null : ep.residual().broadcastTo(c.shape());
+        View rb2 = ep.residual2() == null ? null : ep.residual2().broadcastTo(c.shape());
         int batches = (int) Shape.of(batchDims).numel();
         boolean bShared = Arrays.stream(Arrays.copyOf(bb.strides(), rank - 2)).allMatch(s -> s == 0);
-        if (batches > 1 && bShared && rowsFold(ab) && rowsFold(c) && (rb == null || rowsFold(rb))) {
+        if (batches > 1 && bShared && rowsFold(ab) && rowsFold(c) && (rb == null || rowsFold(rb)) && (rb2 == null || rowsFold(rb2))) {
             Matrix am = new Matrix(ab.segment(), ab.dtype(), ab.offset(), ab.strides()[rank - 2], ab.strides()[rank - 1]);
-            Matrix res = rb == null ? null : matrixOf2(rb);
-            core(1, am, new long[1], matrixOf2(bb), new long[1], null, matrixOf2(c), new long[1], res, new long[1], batches * m, n, k, ep);
+            core(1, am, new long[1], matrixOf2(bb), new long[1], null, matrixOf2(c), new long[1], matrixOrNull(rb), new long[1],
+                    matrixOrNull(rb2), new long[1], batches * m, n, k, ep);
             return;
         }
         long[] ao = new long[batches];
         long[] bo = new long[batches];
         long[] co = new long[batches];
         long[] ro = new long[batches];
+        long[] ro2 = new long[batches];
         int[] idx = new int[rank - 2];
         for (int t = 0; t < batches; t++) {
             for (int d = 0; d < idx.length; d++) {
@@ -142,22 +151,24 @@ public final class Gemm {
                 bo[t] += idx[d] * bb.strides()[d];
                 co[t] += idx[d] * c.strides()[d];
                 ro[t] += rb == null ? 0 : idx[d] * rb.strides()[d];
+                ro2[t] += rb2 == null ? 0 : idx[d] * rb2.strides()[d];
             }
             for (int d = idx.length - 1; d >= 0 && ++idx[d] == batchDims[d]; d--) {
                 idx[d] = 0;
             }
         }
-        core(batches, matrixOf2(ab), ao, matrixOf2(bb), bo, null, matrixOf2(c), co, rb == null ? null : matrixOf2(rb), ro, m, n, k, ep);
+        core(batches, matrixOf2(ab), ao, matrixOf2(bb), bo, null, matrixOf2(c), co, matrixOrNull(rb), ro, matrixOrNull(rb2), ro2, m, n, k, ep);
     }
 
     private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
 
-    /** Per-thread buffers: [0] the C tile (MC × NC), [1..3] rows of max(KC, NC), [4] one packed panel. */
+    /** Per-thread buffers: [0] the C tile (MC × NC), [1..3] and [5] rows of max(KC, NC), [4] one packed panel. */
     private static float[][] scratch() {
         float[][] s = SCRATCH.get();
         if (s == null) {
             int rowLen = Math.max(KC, NC);
-            s = new float[][] {new float[MC * NC], new float[rowLen], new float[rowLen], new float[rowLen], new float[KC * Math.max(MR, NR)]};
+            s = new float[][] {new float[MC * NC], new float[rowLen], new float[rowLen], new float[rowLen], new float[KC * Math.max(MR, NR)],
+                new float[rowLen]};
             SCRATCH.set(s);
         }
         return s;
@@ -205,7 +216,7 @@ public final class Gemm {
 
     /** bPacked: B's panels packed once ({@link PackedWeight}), or null to pack b here (then b is read). */
     static void core(int batches, Matrix a, long[] aOff, Matrix b, long[] bOff, MemorySegment bPacked, Matrix c, long[] cOff,
-                     Matrix res, long[] rOff, int m, int n, int k, GemmEpilogue ep) {
+                     Matrix res, long[] rOff, Matrix res2, long[] r2Off, int m, int n, int k, GemmEpilogue ep) {
         if (m == 0 || n == 0) {
             return;
         }
@@ -251,13 +262,15 @@ public final class Gemm {
         // 2. tiles of C
         float[] biasF = Rows.vector(ep.bias());
         // Narrow the column blocks until there are a few tiles per thread (cpu-small's 256 × 256
-        // GEMMs would otherwise be 3 tiles on 2 threads).
+        // GEMMs would otherwise be 3 tiles on 2 threads). Not at one thread, where narrower tiles
+        // only re-stream A more often: cpu-small 6.6 % and encoder-small 5 % less CPU per forward
+        // (median of 1500-2200 interleaved forwards of both builds in one JVM, 2026-12-02).
         int mTiles = (m + MC - 1) / MC;
         // even row blocks (a multiple of MR each): M = 128 is 2 × 66 rows, not 120 + 8, whose
         // second tile ran a third of its micro-kernels on padding
         int mcBlock = ((m + mTiles - 1) / mTiles + MR - 1) / MR * MR;
         int nc = NC;
-        while (nc > 2 * NR && (long) batches * mTiles * ((n + nc - 1) / nc) < 4L * CpuConfig.THREADS) {
+        while (CpuConfig.THREADS > 1 && nc > 2 * NR && (long) batches * mTiles * ((n + nc - 1) / nc) < TILES_PER_THREAD * CpuConfig.THREADS) {
             nc /= 2;
         }
         int ncBlock = nc;
@@ -266,7 +279,7 @@ public final class Gemm {
             int nt = task % nTiles;
             int mt = task / nTiles % mTiles;
             int t = task / nTiles / mTiles;
-            tile(ap, (int) (aIndex[t] * aSize), lda, bp, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], biasF, ep,
+            tile(ap, (int) (aIndex[t] * aSize), lda, bp, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], res2, r2Off[t], biasF, ep,
                     mt * mcBlock, Math.min(mcBlock, m - mt * mcBlock), nt * ncBlock, Math.min(ncBlock, n - nt * ncBlock), k);
         });
     }
@@ -284,7 +297,7 @@ public final class Gemm {
 
     /** One (mc × nc) tile of C at (i0, j0): micro-kernels over the packed panels, then the epilogue. */
     private static void tile(float[] ap, int aBase, int lda, MemorySegment bp, long bBase, int nPad,
-                             Matrix c, long cOff, Matrix res, long rOff,
+                             Matrix c, long cOff, Matrix res, long rOff, Matrix res2, long r2Off,
                              float[] biasF, GemmEpilogue ep, int i0, int mc, int j0, int nc, int k) {
         float[][] s = scratch();
         float[] cbuf = s[0];
@@ -318,16 +331,21 @@ public final class Gemm {
         }
         // epilogue, row by row over the hot tile
         float[] resRow = res == null ? null : s[2];
+        float[] res2Row = res2 == null ? null : s[5];
         float[] outRow = s[3];
         for (int i = 0; i < mc; i++) {
             if (res != null) {
                 Convert.load(res.segment(), res.dtype(), rOff + res.offset() + (i0 + i) * res.rowStride() + j0 * res.colStride(), res.colStride(), resRow, 0, nc);
             }
+            if (res2 != null) {
+                Convert.load(res2.segment(), res2.dtype(), r2Off + res2.offset() + (i0 + i) * res2.rowStride() + j0 * res2.colStride(),
+                        res2.colStride(), res2Row, 0, nc);
+            }
             long cRow = cOff + c.offset() + (i0 + i) * c.rowStride() + j0 * c.colStride();
             if (ep.isIdentity()) {
                 Convert.store(cbuf, i * NC, c.segment(), c.dtype(), cRow, c.colStride(), nc);
             } else {
-                ep.apply(cbuf, i * NC, nc, biasF, j0, resRow, outRow);
+                ep.apply(cbuf, i * NC, nc, biasF, j0, resRow, res2Row, outRow);
                 Convert.store(outRow, 0, c.segment(), c.dtype(), cRow, c.colStride(), nc);
             }
         }
@@ -348,6 +366,10 @@ public final class Gemm {
     private static Matrix matrixOf2(View v) {
         int r = v.rank();
         return new Matrix(v.segment(), v.dtype(), v.offset(), v.strides()[r - 2], v.strides()[r - 1]);
+    }
+
+    private static Matrix matrixOrNull(View v) {
+        return v == null ? null : matrixOf2(v);
     }
 
     private static Matrix matrixOf(View v) {

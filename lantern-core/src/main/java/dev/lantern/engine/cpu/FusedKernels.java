@@ -103,6 +103,11 @@ public final class FusedKernels {
             if (next < in.size()) {
                 ep = ep.withResidual(in.get(next++));
             }
+            if (next < in.size()) {
+                // a pre-norm block's down projection + x + attn: the second add in the same pass over C
+                // (it was an elementwise pass of its own: about 20 µs of cpu-small's forward at one thread)
+                ep = ep.withResidual2(in.get(next++));
+            }
             if (packedB != null) {
                 Gemm.matmul(in.get(0), packedB, out, ta, ep);
             } else {
