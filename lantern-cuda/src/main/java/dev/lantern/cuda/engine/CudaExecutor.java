@@ -1,6 +1,5 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.RuntimeCounters;
 import dev.lantern.cuda.blas.GemmSpec;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.driver.CudaDevice;
@@ -241,7 +240,6 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
     /** One forward, kernel by kernel (no graph; no synchronisation); counted as a plain forward. */
     void forward() {
         plainForwards++;
-        RuntimeCounters.launched(program.steps().size()); // kernel_launches_total: one per step, cuBLASLt calls included
         if (Tracing.enabled() && compiled) {
             TracedForward.run(device, stream, program.steps(), bound, stepNames);
         } else if (Tracing.enabled()) {
@@ -259,7 +257,6 @@ final class CudaExecutor implements StepRunner, KernelTimer, AutoCloseable {
             forward();
             return;
         }
-        RuntimeCounters.launched(program.steps().size()); // a replay runs every step's kernel: counted as launched
         if (Tracing.enabled()) {
             TracedForward.graph(device, stream, () -> graphs.run("forward", stream, this::runSteps));
         } else {

@@ -14,6 +14,7 @@ import dev.lantern.engine.Compiler;
 import dev.lantern.ir.Graph;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.RuntimeCounters;
 import java.util.List;
 import java.util.Map;
 
@@ -164,6 +165,7 @@ public final class CudaSession implements AutoCloseable {
      */
     public void forward() {
         executor.forward();
+        RuntimeCounters.launched(deviceOps()); // kernel_launches_total: one per step, cuBLASLt calls included
     }
 
     /**
@@ -172,6 +174,7 @@ public final class CudaSession implements AutoCloseable {
      */
     public void forwardGraph() {
         executor.forwardGraph();
+        RuntimeCounters.launched(deviceOps()); // a replay runs every step's kernel: counted as launched
     }
 
     /** One forward's steps, uncounted. */

@@ -1,8 +1,8 @@
 package dev.lantern.cuda.nvrtc;
 
-import dev.lantern.RuntimeCounters;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.driver.CudaModule;
+import dev.lantern.trace.RuntimeCounters;
 import dev.lantern.trace.Span;
 import dev.lantern.trace.Tracing;
 import java.io.IOException;

@@ -1,6 +1,5 @@
 package dev.lantern.cuda.train;
 
-import dev.lantern.RuntimeCounters;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.MultiTensorKernels;
 import dev.lantern.cuda.driver.CudaDevice;
@@ -9,6 +8,7 @@ import dev.lantern.cuda.driver.CudaStorage;
 import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.nvrtc.KernelSource;
 import dev.lantern.cuda.nvrtc.ModuleCache;
+import dev.lantern.trace.RuntimeCounters;
 import dev.lantern.train.AdamWConfig;
 import dev.lantern.train.AdamWScalars;
 

@@ -1,4 +1,4 @@
-package dev.lantern;
+package dev.lantern.trace;
 
 import java.util.concurrent.atomic.LongAdder;
 
@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.LongAdder;
  * they work; the metrics ({@code LanternMetrics} in lantern-runtime, {@code kernel_launches_total},
  * {@code compiles_total}, {@code compile_cache_hits_total}) read them when scraped.
  *
- * <p>Process-wide, like {@link dev.lantern.trace.Tracing}, so that no executor or cache API grew a
+ * <p>Process-wide, like {@link Tracing}, so that no executor or cache API grew a
  * parameter. Each total is a {@link LongAdder}: an executor adds a forward's launches once per
  * forward (a few nanoseconds, uncontended across threads; a GPU forward of 0.3 ms would notice
  * nothing), and a reader sums the cells without stopping anyone. The totals only grow.
@@ -17,8 +17,8 @@ import java.util.concurrent.atomic.LongAdder;
  * a CPU kernel of the compiled plan or an op of the eager executor, a CUDA kernel or cuBLASLt call
  * of a forward, and every kernel of a replayed CUDA graph. A compile is a kernel the CUDA module
  * cache compiled with NVRTC, or a kernel the compiler lowered for the CPU; a cache hit is a CUDA
- * kernel the module cache had (on disk or prebuilt), or a CPU kernel a {@link Program} had
- * compiled already when a session was opened from it.
+ * kernel the module cache had (on disk or prebuilt), or a CPU kernel a program had
+ * compiled already when a session was opened from it (Program.sessionModel).
  */
 public final class RuntimeCounters {
     private static final LongAdder LAUNCHES = new LongAdder();
