@@ -7,6 +7,7 @@ import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.tensor.Philox;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.RuntimeCounters;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

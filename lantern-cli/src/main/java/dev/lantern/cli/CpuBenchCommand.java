@@ -109,7 +109,7 @@ final class CpuBenchCommand {
      * Lantern's side of a result into the metrics: the median forward as a step (step_time_ms, tokens_per_s over
      * {@code tokens}) and the profiled forward's DRAM GB/s (cost-model bytes ÷ kernel time, as {@code bench macro}
      * computes it on the GPU). The CPU has no occupancy figure: occ_pct is left alone. The executor counted its
-     * launches and the compiler its kernels as they ran ({@link dev.lantern.RuntimeCounters}).
+     * launches and the compiler its kernels as they ran ({@link dev.lantern.trace.RuntimeCounters}).
      */
     static void record(LanternMetrics metrics, CpuBench.Result r, long tokens) {
         metrics.kernelFigures(Double.NaN, r.dramGbps());

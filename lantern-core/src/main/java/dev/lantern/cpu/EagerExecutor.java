@@ -1,6 +1,5 @@
 package dev.lantern.cpu;
 
-import dev.lantern.RuntimeCounters;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
@@ -9,6 +8,7 @@ import dev.lantern.ir.Shape;
 import dev.lantern.ir.TensorType;
 import dev.lantern.kernel.KernelLowering;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.RuntimeCounters;
 
 import java.util.ArrayList;
 import java.util.HashMap;

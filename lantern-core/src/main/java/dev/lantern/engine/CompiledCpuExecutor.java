@@ -1,6 +1,5 @@
 package dev.lantern.engine;
 
-import dev.lantern.RuntimeCounters;
 import dev.lantern.cpu.EagerExecutor;
 import dev.lantern.cpu.PackedWeight;
 import dev.lantern.cpu.Elementwise;
@@ -15,6 +14,7 @@ import dev.lantern.kernel.Kernel;
 import dev.lantern.kernel.Operand;
 import dev.lantern.plan.MemoryPlan;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.RuntimeCounters;
 import dev.lantern.trace.Tracing;
 
 import java.lang.foreign.Arena;

@@ -1,6 +1,5 @@
 package dev.lantern.engine;
 
-import dev.lantern.RuntimeCounters;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.IrPrinter;
 import dev.lantern.kernel.Kernel;
@@ -12,6 +11,7 @@ import dev.lantern.passes.FusionCoverage;
 import dev.lantern.passes.Partition;
 import dev.lantern.plan.MemoryPlan;
 import dev.lantern.plan.MemoryPlanner;
+import dev.lantern.trace.RuntimeCounters;
 import dev.lantern.trace.Span;
 import dev.lantern.trace.Tracing;
 

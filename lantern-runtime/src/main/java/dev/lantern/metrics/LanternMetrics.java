@@ -1,6 +1,6 @@
 package dev.lantern.metrics;
 
-import dev.lantern.RuntimeCounters;
+import dev.lantern.trace.RuntimeCounters;
 import dev.lantern.SessionStats;
 import dev.lantern.runtime.alloc.AllocatorStats;
 import dev.lantern.train.run.StepResult;

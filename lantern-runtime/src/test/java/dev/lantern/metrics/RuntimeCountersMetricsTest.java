@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * kernel_launches_total, compiles_total and compile_cache_hits_total as a CPU program and its
  * sessions move them, with no recording call: the compiler, the program's cache and the executors
- * count into {@link dev.lantern.RuntimeCounters}, which the counters read when scraped. Exact
+ * count into {@link dev.lantern.trace.RuntimeCounters}, which the counters read when scraped. Exact
  * counts, so a counter left unwired (or counting twice) fails.
  */
 class RuntimeCountersMetricsTest {

@@ -1,6 +1,6 @@
 package dev.lantern.cuda.gpu;
 
-import dev.lantern.RuntimeCounters;
+import dev.lantern.trace.RuntimeCounters;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.frontend.Model;

@@ -125,17 +125,17 @@ class ModuleCacheTest {
     void compilesAndHitsAreCountedProcessWideForTheMetrics() {
         // compiles_total and compile_cache_hits_total read RuntimeCounters; the tests of one JVM run one at a time
         FakeCompiler c = new FakeCompiler("nvrtc 13.0");
-        long compiles = dev.lantern.RuntimeCounters.compiles();
-        long hits = dev.lantern.RuntimeCounters.cacheHits();
+        long compiles = dev.lantern.trace.RuntimeCounters.compiles();
+        long hits = dev.lantern.trace.RuntimeCounters.cacheHits();
         cache(c).get(SRC);
-        assertEquals(compiles + 1, dev.lantern.RuntimeCounters.compiles(), "a miss is one compile");
-        assertEquals(hits, dev.lantern.RuntimeCounters.cacheHits());
+        assertEquals(compiles + 1, dev.lantern.trace.RuntimeCounters.compiles(), "a miss is one compile");
+        assertEquals(hits, dev.lantern.trace.RuntimeCounters.cacheHits());
         cache(c).get(SRC);
         new ModuleCache(dir, c, "sm_90", 13000).get(SRC);
-        assertEquals(compiles + 1, dev.lantern.RuntimeCounters.compiles(), "hits compile nothing");
-        assertEquals(hits + 2, dev.lantern.RuntimeCounters.cacheHits(), "two gets from disk are two hits");
+        assertEquals(compiles + 1, dev.lantern.trace.RuntimeCounters.compiles(), "hits compile nothing");
+        assertEquals(hits + 2, dev.lantern.trace.RuntimeCounters.cacheHits(), "two gets from disk are two hits");
         assertThrows(KernelCompileException.class, () -> cache(c).get(new KernelSource("bad", "#error x", List.of(), "")));
-        assertEquals(compiles + 2, dev.lantern.RuntimeCounters.compiles(), "a failed compile ran NVRTC too");
+        assertEquals(compiles + 2, dev.lantern.trace.RuntimeCounters.compiles(), "a failed compile ran NVRTC too");
     }
 
     @Test
