@@ -44,6 +44,18 @@ class DemoPeerTest {
     }
 
     @Test
+    void aPyTorchRecordBesideThemIsNeitherSide(@TempDir Path root) throws IOException {
+        // bench cpu --torch writes lantern, onnxruntime, then pytorch-cpu (43ce97c's files): the demo once printed
+        // PyTorch's 12.0 ms as Lantern's and 0.30x
+        Path dir = Files.createDirectories(root.resolve("bench/results/cpu"));
+        Files.writeString(dir.resolve("2026-12-02-43ce97c-bench-cpu-small-t2.json"),
+                String.join("\n", record("lantern", 2, 2.4186), record("onnxruntime", 2, 3.5563), record("pytorch-cpu", 2, 12.0115)));
+        OrtBeside.Stored s = OrtBeside.stored(List.of(root), "cpu-small", 2).orElseThrow();
+        assertEquals(2.4186, s.lanternMs(), 1e-12);
+        assertEquals(3.5563 / 2.4186, s.ratio(), 1e-12);
+    }
+
+    @Test
     void aMissingPeerFileIsABadCommandLine() {
         MainTest.Run r = MainTest.run("demo", "--device", "cpu", "--runs", "1", "--onnx", "/no/such/block.onnx");
         assertEquals(2, r.code(), r.err());

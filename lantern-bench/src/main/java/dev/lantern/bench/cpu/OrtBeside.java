@@ -109,8 +109,12 @@ public final class OrtBeside {
             if (!c.find() || !c.group(1).equals(caseName) || !t.find() || !m.find()) {
                 continue;
             }
+            boolean ort = line.contains("\"impl\": \"onnxruntime\"");
+            if (!ort && !line.contains("\"impl\": \"lantern\"")) {
+                continue; // another peer's record (pytorch-cpu with --torch) is neither side of the pair
+            }
             double[] pair = byThreads.computeIfAbsent(Integer.parseInt(t.group(1)), x -> new double[] {Double.NaN, Double.NaN});
-            pair[line.contains("\"impl\": \"onnxruntime\"") ? 1 : 0] = Double.parseDouble(m.group(1));
+            pair[ort ? 1 : 0] = Double.parseDouble(m.group(1));
         }
         return byThreads.entrySet().stream().filter(e -> Arrays.stream(e.getValue()).noneMatch(Double::isNaN))
                 .map(e -> new Stored(e.getValue()[0], e.getValue()[1], e.getValue()[1] / e.getValue()[0], e.getKey(), file)).toList();
