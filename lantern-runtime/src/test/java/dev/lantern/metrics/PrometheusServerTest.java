@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * data folder) scrapes {@link MetricsServer} every second, and the values are read back through
  * Prometheus' HTTP query API: what a dashboard would show. Fails, never skips, when the binary is
  * missing ({@code apt-get install prometheus}, or {@code LANTERN_PROMETHEUS=/path/to/prometheus}).
- * Tagged {@code prometheus}: CI has no Prometheus, so it runs with {@code ./mvnw verify -Pprometheus}
+ * Tagged {@code prometheus}: it runs in the default build ({@code ./lantern test} installs Prometheus first: scripts/test-services)
  * (or {@code -Pgpu}, which runs every tier), never silently skipped inside a tier that runs.
  */
 @org.junit.jupiter.api.Tag("prometheus")
