@@ -21,8 +21,13 @@ import java.util.Map;
  * <li>Buffers are placed largest first (ties: earlier first, then by name: deterministic). Each
  *     goes into the smallest gap between the already placed buffers whose lifetimes overlap its
  *     own (best fit; ties to the lowest offset), or on top of them when no gap fits.
+ * <li>An elementwise kernel writes in place over an input that dies at it ({@link InPlace}: same
+ *     shape, dense, as many bytes as the output): the two share one slot, handed over at that
+ *     kernel, as XLA's buffer assignment and Inductor's in-place buffers do. Every backend's
+ *     elementwise kernel reads an element before it writes the element at the same index, and no
+ *     other element, so the write cannot clobber a read still to come.
  * <li>The planned peak is the arena's size; the lower bound is the largest sum of live buffer
- *     sizes at any kernel; naive is the sum of all buffer sizes.
+ *     sizes at any kernel (an in-place pair counted once); naive is the sum of all buffer sizes.
  * </ol>
  */
 public final class MemoryPlanner {
@@ -37,7 +42,33 @@ public final class MemoryPlanner {
     private MemoryPlanner() {}
 
     public static MemoryPlan plan(Graph g, List<Kernel> kernels) {
-        return pack(lifetimes(g, kernels), kernels.size());
+        List<Buffer> buffers = lifetimes(g, kernels);
+        Map<String, String> inPlace = InPlace.of(g, kernels, buffers);
+        if (inPlace.isEmpty()) {
+            return pack(buffers, kernels.size());
+        }
+        // each chain of hand-overs is packed as one slot, then split back into its values' buffers
+        Map<String, Buffer> byValue = new LinkedHashMap<>();
+        buffers.forEach(b -> byValue.put(b.value(), b));
+        Map<String, String> root = new LinkedHashMap<>();
+        Map<String, Buffer> slots = new LinkedHashMap<>();
+        for (Buffer b : buffers) {
+            String over = inPlace.get(b.value());
+            String r = over == null ? b.value() : root.get(over);
+            root.put(b.value(), r);
+            Buffer slot = slots.get(r);
+            slots.put(r, slot == null ? b : new Buffer(r, slot.bytes(), slot.first(), Math.max(slot.last(), b.last())));
+        }
+        MemoryPlan packed = pack(List.copyOf(slots.values()), kernels.size());
+        Map<String, Long> offset = new LinkedHashMap<>();
+        packed.placements().forEach(p -> offset.put(p.buffer().value(), p.offset()));
+        List<MemoryPlan.Placement> placed = new ArrayList<>();
+        for (Buffer b : buffers) {
+            placed.add(new MemoryPlan.Placement(b, offset.get(root.get(b.value()))));
+        }
+        placed.sort(Comparator.comparingLong(MemoryPlan.Placement::offset).thenComparing(p -> p.buffer().value()));
+        return new MemoryPlan(placed, packed.arenaBytes(), packed.lowerBound(), buffers.stream().mapToLong(Buffer::bytes).sum(),
+                kernels.size(), inPlace);
     }
 
     /**
@@ -69,7 +100,7 @@ public final class MemoryPlanner {
             arena = Math.max(arena, offset + b.bytes());
         }
         placed.sort(Comparator.comparingLong(MemoryPlan.Placement::offset).thenComparing(p -> p.buffer().value()));
-        return new MemoryPlan(placed, arena, lowerBound(buffers, steps), buffers.stream().mapToLong(Buffer::bytes).sum(), steps);
+        return new MemoryPlan(placed, arena, lowerBound(buffers, steps), buffers.stream().mapToLong(Buffer::bytes).sum(), steps, Map.of());
     }
 
     /** Buffers in kernel order with their [first, last] kernel indices. */
