@@ -72,6 +72,10 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             offsets.put(p.buffer().value(), p.offset());
         }
         for (Kernel k : model.kernels()) {
+            if (!k.sideOutputs().isEmpty()) {
+                throw new IllegalArgumentException("kernel " + k.name() + " also writes " + k.sideOutputs()
+                        + ", which the CPU kernels do not: compile for the cpu target (" + model.options().target() + " given)");
+            }
             bound.add(FusedKernels.prepare(k));
         }
         this.kernelNanos = new long[model.kernels().size()];

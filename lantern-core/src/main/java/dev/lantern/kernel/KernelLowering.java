@@ -122,11 +122,31 @@ public final class KernelLowering {
 
     /** The kernel for {@code n}, number {@code index} of the schedule. */
     public static Kernel lower(Node n, Graph g, int index, Target target) {
+        return lower(n, g, index, target, null);
+    }
+
+    /**
+     * As above; {@code savedLse}, when not null, is the attention_lse node whose value attention
+     * {@code n}'s kernel also writes ({@link SavedLse}): a side output in role {@code lse}.
+     */
+    public static Kernel lower(Node n, Graph g, int index, Target target, Node savedLse) {
         Describer d = TABLE.get(n.op());
         if (d == null) {
             throw new IllegalArgumentException("no kernel for " + n.op());
         }
         Described s = d.describe(n, g);
+        List<Operand> side = List.of();
+        if (savedLse != null) {
+            if (n.op() != Op.ATTENTION) {
+                throw new IllegalArgumentException("only attention writes a saved lse, not " + n);
+            }
+            List<String> ops = new ArrayList<>(s.fusedOps());
+            ops.add(Op.ATTENTION_LSE.text());
+            Map<String, String> spec = new TreeMap<>(s.spec());
+            spec.put("lse", "saved");
+            s = new Described(s.kind(), ops, s.space(), s.tile(), s.roles(), s.workspace(), spec);
+            side = List.of(Operand.of(savedLse.name(), "lse", savedLse.type().contiguous()));
+        }
         if (target.arch().equals("cuda") && n.op() == Op.ATTENTION && n.attrs().getBool("rope", false)) {
             // The CUDA attention kernel does not rotate: q and k are roped first into planned scratch
             // in the kernel's storage dtype (bf16 tensor-core operands), whatever the CPU strategy
@@ -145,7 +165,7 @@ public final class KernelLowering {
         Operand out = Operand.of(n.name(), "out", n.type().contiguous());
         String name = "k" + index + "_" + String.join("_", s.fusedOps().stream().distinct().limit(4).toList());
         return new Kernel(index, name, s.kind(), n, s.fusedOps(), s.space(), s.tile(), target.vectorLanes(),
-                ins, out, s.workspace(), key(n, s, ins, out, target));
+                ins, out, side, s.workspace(), key(n, s, ins, out, target));
     }
 
     private static KernelKey key(Node n, Described s, List<Operand> ins, Operand out, Target target) {

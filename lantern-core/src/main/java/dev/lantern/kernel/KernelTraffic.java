@@ -20,6 +20,9 @@ public final class KernelTraffic {
             t += o.bytes();
         }
         t += k.output().bytes();
+        for (Operand o : k.sideOutputs()) {
+            t += o.bytes();
+        }
         for (Operand w : k.workspace()) {
             t += 2 * w.bytes();
         }

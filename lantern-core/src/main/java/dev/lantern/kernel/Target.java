@@ -29,4 +29,13 @@ public record Target(String arch, int vectorLanes, SortedMap<String, String> com
     public static Target cuda() {
         return new Target("cuda", 8, new TreeMap<>(Map.of("lantern-cuda-codegen", "1")));
     }
+
+    /**
+     * Whether this target's attention kernels write the row log-sum-exp that a training step's
+     * attention_lse reads ({@link SavedLse}): the CUDA kernels do; the CPU computes attention_lse
+     * as its own kernel.
+     */
+    public boolean savesAttentionLse() {
+        return arch.equals("cuda");
+    }
 }

@@ -6,15 +6,20 @@ import dev.lantern.ir.Verifier;
 import dev.lantern.kernel.Kernel;
 import dev.lantern.kernel.KernelDump;
 import dev.lantern.kernel.KernelLowering;
+import dev.lantern.kernel.SavedLse;
 import dev.lantern.kernel.Target;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * partition: one kernel per fused group. After fusion every group is one node, so the algorithm is
  * a walk in graph order (which is a valid schedule): each node that is neither a source nor a free
- * view becomes a {@link Kernel} described by {@link KernelLowering}. The graph is returned
+ * view becomes a {@link Kernel} described by {@link KernelLowering}, except an attention_lse that its
+ * forward attention's kernel writes on the side ({@link SavedLse}, targets that do). The graph is returned
  * unchanged; a node that no kernel computes, or a kernel on a non-floating dtype, fails here with
  * the node, before anything runs.
  */
@@ -44,8 +49,12 @@ public final class Partition implements Pass {
     public List<Kernel> kernels(Graph g) {
         Verifier.verify(g, name());
         List<Kernel> out = new ArrayList<>();
+        // a training step's attention_lse is written by its forward's kernel where the target's kernels can
+        Map<String, Node> savedLse = target.savesAttentionLse() ? SavedLse.of(g) : Map.of();
+        Set<String> served = new HashSet<>();
+        savedLse.values().forEach(l -> served.add(l.name()));
         for (Node n : g.nodes()) {
-            if (KernelLowering.isFree(n, g)) {
+            if (KernelLowering.isFree(n, g) || served.contains(n.name())) {
                 continue;
             }
             if (!KernelLowering.supports(n.op())) {
@@ -54,7 +63,7 @@ public final class Partition implements Pass {
             if (!n.type().dtype().isFloating() || floatInputBreaks(n, g)) {
                 throw new PassException(name(), n, "kernels compute floating dtypes (f32, f16, bf16) only");
             }
-            out.add(KernelLowering.lower(n, g, out.size(), target));
+            out.add(KernelLowering.lower(n, g, out.size(), target, savedLse.get(n.name())));
         }
         return out;
     }

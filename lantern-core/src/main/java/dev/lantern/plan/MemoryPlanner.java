@@ -15,7 +15,7 @@ import java.util.Map;
 /**
  * plan-memory: lifetimes from the kernel order, offsets by interval packing.
  * <ol>
- * <li>Every kernel output and scratch tensor is a buffer; a free view is its base value's buffer,
+ * <li>Every kernel output (side outputs too) and scratch tensor is a buffer; a free view is its base value's buffer,
  *     so a read through a view extends the base's lifetime. Graph inputs, parameters and constants
  *     live outside the arena. A graph output lives to the end.
  * <li>Buffers are placed largest first (ties: earlier first, then by name: deterministic). Each
@@ -114,8 +114,10 @@ public final class MemoryPlanner {
                     l[1] = Math.max(l[1], k.index());
                 }
             }
-            life.put(k.output().value(), new int[] {k.index(), k.index()});
-            size.put(k.output().value(), aligned(k.output().bytes()));
+            for (Operand o : outputs(k)) {
+                life.put(o.value(), new int[] {k.index(), k.index()});
+                size.put(o.value(), aligned(o.bytes()));
+            }
             for (Operand w : k.workspace()) {
                 life.put(w.value(), new int[] {k.index(), k.index()});
                 size.put(w.value(), aligned(w.bytes()));
@@ -151,6 +153,14 @@ public final class MemoryPlanner {
                 source[1] = Math.max(source[1], sliced[1]);
             }
         }
+    }
+
+    /** What {@code k} writes: its output, then its side outputs (each live from {@code k} to its last reader). */
+    private static List<Operand> outputs(Kernel k) {
+        List<Operand> all = new ArrayList<>(k.sideOutputs().size() + 1);
+        all.add(k.output());
+        all.addAll(k.sideOutputs());
+        return all;
     }
 
     /** The value whose storage {@code value} reads: itself, or the base of the free view chain it is. */

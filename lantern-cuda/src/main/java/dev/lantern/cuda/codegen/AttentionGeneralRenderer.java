@@ -65,6 +65,9 @@ final class AttentionGeneralRenderer {
                 e.line("m = mn;");
             });
             e.line("const float inv = l > 0.f ? 1.f / l : 0.f;");
+            if (spec.lse()) { // m is in the log2 domain: lse = (m + log2 l) ln 2, -inf for a row that sees no key
+                e.line("if (lane == 0) lse[bh * seq_q + row] = l > 0.f ? (m + log2f(l)) * 0.6931471805599453f : -LT_INF;");
+            }
             e.unrolled("i", "DL", () -> {
                 e.line("const int c = lane + 32 * i;");
                 e.line("if (c < D) ob[row * o_ss + c] = lt_from<" + t + ">(acc[i] * inv);");

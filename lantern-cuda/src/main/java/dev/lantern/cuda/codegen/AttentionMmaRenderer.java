@@ -271,6 +271,6 @@ final class AttentionMmaRenderer {
 
     private void emitEpilogue(CudaEmitter e, String pack2, String vec2) {
         e.unrolled("mt", "MT", () -> e.unrolled("h", "2",
-                () -> AttentionParams.emitRowStore(e, "[mt]", "qrow + mt * 16 + h * 8", "D / 8", pack2, vec2)));
+                () -> AttentionParams.emitRowStore(e, spec, "[mt]", "qrow + mt * 16 + h * 8", "D / 8", pack2, vec2)));
     }
 }

@@ -28,6 +28,9 @@ final class AttentionParams {
                 p.add(new KernelParam("long long", "amask_s" + axis));
             }
         }
+        if (spec.lse()) { // the saved row log-sum-exp, f32 (b, h, s) contiguous
+            p.add(new KernelParam("float* __restrict__", "lse"));
+        }
         return p;
     }
 
@@ -170,14 +173,21 @@ final class AttentionParams {
      * The quad sum of one row's softmax denominator and the store of O / l from the accumulators,
      * for the thread's row {@code row} (inside the caller's loop over h): {@code sel} selects the
      * row tile in lrow and oacc ("[mt]", or "" with one tile), {@code n8} is the number of
-     * 8-column accumulator groups.
+     * 8-column accumulator groups. With {@link AttentionSpec#lse} the quad's first thread also
+     * writes the row's lse from its max (raw scores when the scale is folded into the exp2, else
+     * in the log2 domain) and sum.
      */
-    static void emitRowStore(CudaEmitter e, String sel, String row, String n8, String pack2, String vec2) {
+    static void emitRowStore(CudaEmitter e, AttentionSpec spec, String sel, String row, String n8, String pack2, String vec2) {
         e.line("float l = lrow" + sel + "[h];");
         e.line("l += __shfl_xor_sync(0xffffffffu, l, 1);");
         e.line("l += __shfl_xor_sync(0xffffffffu, l, 2);");
         e.line("const float inv = l > 0.f ? 1.f / l : 0.f;");
         e.line("const int row = " + row + ";");
+        if (spec.lse()) {
+            String max = "mrow" + sel + "[h]" + (spec.scale() > 0 ? " * SCALE_LOG2" : "");
+            e.comment("the saved lse = ln(sum) + max, from log2: a row that sees no key has l = 0 and lse = -inf");
+            e.line("if (t4 == 0 && row < seq_q) lse[bh * seq_q + row] = l > 0.f ? (" + max + " + log2f(l)) * 0.6931471805599453f : -LT_INF;");
+        }
         e.block("if (row < seq_q)", () -> e.unrolled("n", n8, () ->
                 e.line("*reinterpret_cast<" + vec2 + "*>(ob + row * o_ss + n * 8 + 2 * t4) = "
                         + pack2 + "(oacc" + sel + "[n][2 * h] * inv, oacc" + sel + "[n][2 * h + 1] * inv);")));

@@ -31,10 +31,20 @@ import dev.lantern.ir.DType;
  * @param masked   an additive mask (dtype of q) on the scaled scores, softmax(scale q k^T + mask): the
  *                 kernel takes it (amask) and its (b, h, s) strides (0 where broadcast) after o's;
  *                 keys are contiguous in it
+ * @param lse      the kernel also writes each row's log-sum-exp of the scaled (masked) scores, the
+ *                 training step's saved lse ({@code log Σ_j e^(scale q_i·k_j + mask_ij)}, f32 (b, h, s)
+ *                 contiguous, −inf for a row that sees no key: attention_lse's value): the kernel
+ *                 takes it (lse) last, after the mask's arguments
  */
 public record AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
-                            double scale, DType dtype, double ropeBase, boolean ropeKeys, int group, boolean masked)
+                            double scale, DType dtype, double ropeBase, boolean ropeKeys, int group, boolean masked,
+                            boolean lse)
         implements KernelSpec {
+    public AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
+                         double scale, DType dtype, double ropeBase, boolean ropeKeys, int group, boolean masked) {
+        this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, masked, false);
+    }
+
     public AttentionSpec(String name, long batch, long heads, long seqQ, long seqK, int headDim, boolean causal,
                          double scale, DType dtype) {
         this(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, 0, false, 1, false);
@@ -72,22 +82,27 @@ public record AttentionSpec(String name, long batch, long heads, long seqQ, long
 
     /** The same attention with RoPE applied to q and k inside the kernel (base 0: none). */
     public AttentionSpec withRope(double base) {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, true, group, masked);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, true, group, masked, lse);
     }
 
     /** The same attention with RoPE applied to q inside the kernel; k is given rotated (base 0: none). */
     public AttentionSpec withQueryRope(double base) {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, false, group, masked);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, base, false, group, masked, lse);
     }
 
     /** The same attention over {@code heads / group} K/V heads, each read by {@code group} query heads. */
     public AttentionSpec withGroup(int group) {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, masked);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, masked, lse);
     }
 
     /** The same attention with an additive mask on the scaled scores (the kernel's m argument). */
     public AttentionSpec withMask() {
-        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, true);
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, true, lse);
+    }
+
+    /** The same attention writing each row's log-sum-exp too (the lse argument, last). */
+    public AttentionSpec withLse() {
+        return new AttentionSpec(name, batch, heads, seqQ, seqK, headDim, causal, scale, dtype, ropeBase, ropeKeys, group, masked, true);
     }
 
     /** The number of K/V heads. */

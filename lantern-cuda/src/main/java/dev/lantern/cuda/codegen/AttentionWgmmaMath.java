@@ -113,6 +113,6 @@ final class AttentionWgmmaMath {
 
     /** O / l, stored straight from the accumulators, two rows per thread. */
     void emitEpilogue(CudaEmitter e) {
-        e.unrolled("h", "2", () -> AttentionParams.emitRowStore(e, "", "qrow + h * 8", "16", pack2, vec2));
+        e.unrolled("h", "2", () -> AttentionParams.emitRowStore(e, spec, "", "qrow + h * 8", "16", pack2, vec2));
     }
 }

@@ -6,8 +6,10 @@ import dev.lantern.cuda.driver.CudaStorage;
 import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.lower.Step;
 import dev.lantern.kernel.Kernel;
+import dev.lantern.kernel.Operand;
 import dev.lantern.plan.MemoryPlan;
 import dev.lantern.runtime.alloc.Allocation;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -66,13 +68,16 @@ final class EagerForward {
         List<Step> steps = program.steps();
         int si = 0;
         for (Kernel k : program.model().kernels()) {
-            String out = k.output().value();
-            if (buffers.value(out) == null) {
-                Allocation a = buffers.allocate(k.output().bytes());
-                if (poison) {
-                    stream.memset(CudaStorage.view(device, a.address(), a.size(), () -> { }), 0, (byte) 0xFF, a.size());
+            List<Operand> written = new ArrayList<>(List.of(k.output()));
+            written.addAll(k.sideOutputs()); // a side output lives from its writer, like the output
+            for (Operand w : written) {
+                if (buffers.value(w.value()) == null) {
+                    Allocation a = buffers.allocate(w.bytes());
+                    if (poison) {
+                        stream.memset(CudaStorage.view(device, a.address(), a.size(), () -> { }), 0, (byte) 0xFF, a.size());
+                    }
+                    buffers.putValue(w.value(), a);
                 }
-                buffers.putValue(out, a);
             }
             while (si < steps.size() && steps.get(si).kernel() == k.index()) {
                 if (marks != null) {

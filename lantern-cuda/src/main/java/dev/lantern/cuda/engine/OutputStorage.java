@@ -3,8 +3,10 @@ package dev.lantern.cuda.engine;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
+import dev.lantern.kernel.Operand;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Where a value's bytes are on the device: the value itself when a kernel writes it (or it is an
@@ -19,7 +21,8 @@ final class OutputStorage {
 
     OutputStorage(CompiledModel model) {
         this.model = model;
-        this.written = model.kernels().stream().map(k -> k.output().value()).collect(Collectors.toUnmodifiableSet());
+        this.written = model.kernels().stream().flatMap(k -> Stream.concat(Stream.of(k.output()), k.sideOutputs().stream()))
+                .map(Operand::value).collect(Collectors.toUnmodifiableSet());
     }
 
     String of(String value) {

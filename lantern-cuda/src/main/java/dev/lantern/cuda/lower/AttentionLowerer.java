@@ -4,6 +4,7 @@ import static dev.lantern.cuda.lower.LoweringContext.ptr;
 
 import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CodegenException;
+import dev.lantern.ir.DType;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Shape;
 import dev.lantern.kernel.Kernel;
@@ -24,6 +25,8 @@ import java.util.Map;
  * reads them unrotated, in place; otherwise k is first roped into the kernel's planned scratch,
  * and q too unless the tile rotates q alone (any warp-specialised TMA tile, the H200 default, and
  * the options' {@code queryRopeInAttention}: the kernel reads q unrotated, in place).
+ * A side output {@code lse} (a training step's attention_lse, {@code SavedLse}) is written by the
+ * same kernel from its softmax's row max and sum ({@link AttentionSpec#lse}).
  */
 final class AttentionLowerer implements KernelLowerer {
     @Override
@@ -99,6 +102,15 @@ final class AttentionLowerer implements KernelLowerer {
             for (int i = 0; i < 3; i++) { // a broadcast axis reads its one row whatever the stride
                 a.add(new Step.I64(m.shape().dim(i) == 1 ? 0 : m.strides()[i]));
             }
+        }
+        View lse = LoweringContext.sideOut(kernel, "lse");
+        if (lse != null) { // a training step's attention_lse, written here instead of by its own kernel
+            if (lse.dtype() != DType.F32 || lse.shape().numel() != qs.dim(0) * (long) qs.dim(1) * qs.dim(2)) {
+                throw new CodegenException("attention's saved lse must be f32 (b, h, s) = " + qs.dim(0) + "x" + qs.dim(1) + "x"
+                        + qs.dim(2) + ", got " + lse.dtype() + lse.shape());
+            }
+            spec = spec.withLse();
+            a.add(ptr(lse));
         }
         cx.launch(spec, a);
     }

@@ -79,6 +79,12 @@ final class LoweringContext {
         return View.dense(Buf.value(o.value(), o.bytes()), o.dtype(), o.shape());
     }
 
+    /** {@code k}'s side output in {@code role} (dense), or null when it writes none there. */
+    static View sideOut(Kernel k, String role) {
+        Operand o = k.sideOutput(role);
+        return o == null ? null : View.dense(Buf.value(o.value(), o.bytes()), o.dtype(), o.shape());
+    }
+
     /** A kernel's planned scratch tensor, dense. */
     static View workspace(Operand w) {
         return View.dense(Buf.value(w.value(), w.bytes()), w.dtype(), w.shape());

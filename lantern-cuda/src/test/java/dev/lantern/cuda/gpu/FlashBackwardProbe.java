@@ -15,7 +15,8 @@ import java.util.SplittableRandom;
 
 /**
  * attention's flash backward kernels alone (attention, attention_lse, attention_grad_q,
- * attention_grad_kv; no cuBLASLt, no test-tier warm-up), so that compute-sanitizer's memcheck and
+ * attention_grad_kv; the lse written by the forward, with and without RoPE, or by its own kernel;
+ * no cuBLASLt, no test-tier warm-up), so that compute-sanitizer's memcheck and
  * racecheck can run them (scripts/gpu-sanitize): odd shapes on the tensor-core path (bf16 and f16,
  * head_dim 64 and 128, causal, masked, grouped heads, s ≠ t) and one on the general path, each
  * checked against the float64 reference. Exits 1 when a result is off.
@@ -25,17 +26,17 @@ public final class FlashBackwardProbe {
 
     public static void main(String[] args) {
         Object[][] cases = {
-            {1, 4, 2, 67, 131, 64, true, new int[] {1, 1, 1, 131}, "bf16"},
-            {1, 2, 2, 97, 41, 128, false, null, "f16"},
-            {2, 3, 1, 45, 45, 128, true, new int[] {2, 3, 45, 45}, "bf16"},
-            {1, 2, 1, 13, 17, 37, true, null, "f32"},
+            {1, 4, 2, 67, 131, 64, true, new int[] {1, 1, 1, 131}, "bf16", FlashAttentionBackwardGpuTest.Lse.FORWARD},
+            {1, 2, 2, 97, 41, 128, false, null, "f16", FlashAttentionBackwardGpuTest.Lse.ROPE},
+            {2, 3, 1, 45, 45, 128, true, new int[] {2, 3, 45, 45}, "bf16", FlashAttentionBackwardGpuTest.Lse.OWN_KERNEL},
+            {1, 2, 1, 13, 17, 37, true, null, "f32", FlashAttentionBackwardGpuTest.Lse.FORWARD},
         };
         StringBuilder bad = new StringBuilder();
         try (CudaDevice gpu = CudaDevice.open(0)) {
             for (Object[] c : cases) {
                 int t = (Integer) c[4];
                 Graph g = IrParser.parse(FlashAttentionBackwardGpuTest.graph((Integer) c[0], (Integer) c[1], (Integer) c[2], (Integer) c[3],
-                        t, (Integer) c[5], (Boolean) c[6], (int[]) c[7], (String) c[8]));
+                        t, (Integer) c[5], (Boolean) c[6], (int[]) c[7], (String) c[8], (FlashAttentionBackwardGpuTest.Lse) c[9]));
                 SplittableRandom r = new SplittableRandom(11);
                 Map<String, Tensor> in = new HashMap<>();
                 for (Node n : g.inputs()) {
@@ -43,7 +44,7 @@ public final class FlashBackwardProbe {
                     Tensor v = Tensor.allocate(n.type().dtype(), n.type().shape());
                     for (long i = 0; i < v.numel(); i++) {
                         v.set(i, name.equals("m") ? (i % 5 == 2 && i % t != 0 ? Float.NEGATIVE_INFINITY : (float) r.nextGaussian())
-                                : (float) (1.5 * r.nextGaussian()));
+                                : (float) ((name.equals("o") ? 0.5 : 1.5) * r.nextGaussian()));
                     }
                     in.put(name, v);
                 }

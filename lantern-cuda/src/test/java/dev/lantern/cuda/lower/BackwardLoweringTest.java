@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.lantern.cuda.codegen.AttentionBackwardSpec;
+import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CrossEntropySpec;
 import dev.lantern.cuda.codegen.CudaTarget;
@@ -114,9 +116,15 @@ class BackwardLoweringTest {
                     CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
                     assertTrue(l.launches() > 10 && l.gemms() > 3, amp + " " + fuse + ": " + l.launches() + " launches");
                     assertTrue(ops.contains(Op.SCATTER_ADD) && ops.contains(Op.CROSS_ENTROPY_GRAD), ops.toString());
-                    // the trainer's step: flash attention forward and backward, no (s, t) softmax_grad
-                    assertEquals(flash, ops.containsAll(List.of(Op.ATTENTION, Op.ATTENTION_LSE, Op.ATTENTION_GRAD_Q, Op.ATTENTION_GRAD_KV))
+                    // the trainer's step: flash attention forward and backward, no (s, t) softmax_grad; the
+                    // forward's kernel writes the lse (no attention_lse kernel, no LSE launch)
+                    assertEquals(flash, ops.containsAll(List.of(Op.ATTENTION, Op.ATTENTION_GRAD_Q, Op.ATTENTION_GRAD_KV))
                             && !ops.contains(Op.SOFTMAX_GRAD), amp + " " + fuse + " " + ops);
+                    assertFalse(ops.contains(Op.ATTENTION_LSE), amp + " " + fuse + " " + ops);
+                    List<Step.Launch> launches = l.steps().stream().filter(s -> s instanceof Step.Launch).map(s -> (Step.Launch) s).toList();
+                    assertEquals(flash, launches.stream().anyMatch(s -> s.spec() instanceof AttentionSpec a && a.lse()), amp + " " + fuse);
+                    assertTrue(launches.stream().noneMatch(s -> s.spec() instanceof AttentionBackwardSpec a
+                            && a.kind() == AttentionBackwardSpec.Kind.LSE), amp + " " + fuse);
                 }
             }
         }
