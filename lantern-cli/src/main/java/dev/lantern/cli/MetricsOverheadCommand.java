@@ -160,11 +160,19 @@ final class MetricsOverheadCommand {
                 + "\"cpu_time_overhead_pct\": %.3f, \"cpu_time_overhead_ci95_pct\": [%.3f, %.3f]",
                 DemoMetrics.median(offCpu.segmentMedians()), DemoMetrics.median(onCpu.segmentMedians()), cpuEst.overheadPct(),
                 cpuEst.ciLowPct(), cpuEst.ciHighPct());
-        String heapJson = String.format(Locale.ROOT, ", \"settle_s\": %.3f, \"off_alloc_mb_per_s\": %.2f, \"on_alloc_mb_per_s\": %.2f, "
-                        + "\"off_gcs\": %d, \"on_gcs\": %d, \"off_gc_ms\": %d, \"on_gc_ms\": %d, \"off_step_wait_ms_per_s\": %.3f, "
-                        + "\"on_step_wait_ms_per_s\": %.3f, \"off_steal_per_s\": %.3f, \"on_steal_per_s\": %.3f, %s, %s", settleS,
+        // the pairs by order: off-on pairs (the abuse begins between their halves) and on-off pairs (it ends between
+        // them); an effect of the order, not of the exporter, shows as two different medians
+        double[] pairPcts = est.pairOverheadPct();
+        double[] offOn = java.util.stream.IntStream.range(0, pairPcts.length).filter(i -> i % 2 == 0).mapToDouble(i -> pairPcts[i]).toArray();
+        double[] onOff = java.util.stream.IntStream.range(0, pairPcts.length).filter(i -> i % 2 == 1).mapToDouble(i -> pairPcts[i]).toArray();
+        String heapJson = String.format(Locale.ROOT, ", \"off_on_pairs_median_pct\": %s, \"on_off_pairs_median_pct\": %s",
+                num(offOn.length > 0 ? DemoMetrics.median(offOn) : Double.NaN), num(onOff.length > 0 ? DemoMetrics.median(onOff) : Double.NaN))
+                + String.format(Locale.ROOT, ", \"settle_s\": %.3f, \"off_alloc_mb_per_s\": %.2f, \"on_alloc_mb_per_s\": %.2f, "
+                        + "\"off_gcs\": %d, \"on_gcs\": %d, \"off_gc_ms\": %d, \"on_gc_ms\": %d, \"off_step_wait_ms_per_s\": %s, "
+                        + "\"on_step_wait_ms_per_s\": %s, \"off_steal_per_s\": %s, \"on_steal_per_s\": %s, %s, %s", settleS,
                 offCpu.allocatedMbPerSecond(), onCpu.allocatedMbPerSecond(), offCpu.collections(), onCpu.collections(), offCpu.collectionMillis(),
-                onCpu.collectionMillis(), offCpu.waitMsPerSecond(), onCpu.waitMsPerSecond(), offCpu.stealPerSecond(), onCpu.stealPerSecond(),
+                onCpu.collectionMillis(), num(offCpu.waitMsPerSecond()), num(onCpu.waitMsPerSecond()), num(offCpu.stealPerSecond()),
+                num(onCpu.stealPerSecond()),
                 offCpu.placementJson("off"), onCpu.placementJson("on"));
         if (a.flag("json")) {
             StringBuilder pairPct = new StringBuilder("[");
@@ -220,6 +228,11 @@ final class MetricsOverheadCommand {
             err.println("lantern bench overhead: " + failedScrapes.get() + " scrapes failed, the first: " + Scraper.firstFailure.get());
         }
         return failedScrapes.get() == 0 ? ExitStatus.OK : ExitStatus.BAD_INPUT;
+    }
+
+    /** {@code v} as a JSON number, or null where it is not one (NaN: not measured here). */
+    private static String num(double v) {
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.3f", v) : "null";
     }
 
     /** Seconds of untimed steps at least, before the first segment. */
