@@ -167,6 +167,8 @@ final class MetricsOverheadCommand {
         double[] onOff = java.util.stream.IntStream.range(0, pairPcts.length).filter(i -> i % 2 == 1).mapToDouble(i -> pairPcts[i]).toArray();
         String heapJson = String.format(Locale.ROOT, ", \"off_on_pairs_median_pct\": %s, \"on_off_pairs_median_pct\": %s",
                 num(offOn.length > 0 ? DemoMetrics.median(offOn) : Double.NaN), num(onOff.length > 0 ? DemoMetrics.median(onOff) : Double.NaN))
+                + String.format(Locale.ROOT, ", \"cores\": %d, \"vthread_carriers\": %d", Runtime.getRuntime().availableProcessors(),
+                        Integer.getInteger("jdk.virtualThreadScheduler.parallelism", Runtime.getRuntime().availableProcessors()))
                 + String.format(Locale.ROOT, ", \"settle_s\": %.3f, \"off_alloc_mb_per_s\": %.2f, \"on_alloc_mb_per_s\": %.2f, "
                         + "\"off_gcs\": %d, \"on_gcs\": %d, \"off_gc_ms\": %d, \"on_gc_ms\": %d, \"off_step_wait_ms_per_s\": %s, "
                         + "\"on_step_wait_ms_per_s\": %s, \"off_steal_per_s\": %s, \"on_steal_per_s\": %s, %s, %s", settleS,
