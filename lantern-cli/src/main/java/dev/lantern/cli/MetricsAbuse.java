@@ -19,10 +19,13 @@ import java.util.concurrent.locks.LockSupport;
  * {@link #IDLE} connections that never send a byte and {@link #SLOW} requests stopped halfway through
  * their headers, opened at the start, and one client thread that sends, back to back with
  * {@link #PAUSE_MS} ms between, a request for an unknown path and a request whose header is
- * {@link #BIG_HEADER} bytes (over the JDK server's 380 KiB limit). The client runs in the same
- * process as the step it disturbs, so on a small machine its own CPU time is a share of what the step
- * loses: the client thread's CPU time goes to the counter given to {@link #start} (the connections are
- * opened before the caller times anything, and closed after), so that the two can be told apart.
+ * {@link #BIG_HEADER} bytes (over the server's 8 KiB limit). The client thread's CPU time goes to the
+ * counter given to {@link #start} (the connections are opened before the caller times anything, and
+ * closed after), so that it can be told from the server's.
+ *
+ * <p>{@code bench overhead --abuse} runs it in a process of its own ({@link #main}, driven by
+ * {@link AbuseProcess}), as an attacker would be: in the step's JVM its threads, allocation and
+ * garbage collections were counted against the step.
  */
 final class MetricsAbuse implements AutoCloseable {
     static final int IDLE = 1000;
@@ -102,6 +105,41 @@ final class MetricsAbuse implements AutoCloseable {
             }
         } catch (IOException e) {
             failures.incrementAndGet(); // could not connect
+        }
+    }
+
+    /**
+     * The abuser as a process: {@code java -cp ... dev.lantern.cli.MetricsAbuse PORT}. Each line
+     * {@code start} on standard input opens the connections and starts the client, answering
+     * {@code started} (or {@code failed REASON}); each {@code stop} closes them and answers
+     * {@code stopped REQUESTS FAILURES CLIENT_CPU_NANOS}; the end of input ends the process.
+     */
+    static void main(String[] args) throws IOException {
+        int port = Integer.parseInt(args[0]);
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        java.io.PrintStream out = new java.io.PrintStream(System.out, true, StandardCharsets.UTF_8);
+        MetricsAbuse running = null;
+        AtomicLong requests = new AtomicLong();
+        AtomicLong failures = new AtomicLong();
+        AtomicLong cpu = new AtomicLong();
+        for (String line; (line = in.readLine()) != null; ) {
+            if (line.equals("start") && running == null) {
+                try {
+                    running = start(port, requests, failures, cpu);
+                    out.println("started");
+                } catch (IOException e) {
+                    out.println("failed " + ExitStatus.oneLine(String.valueOf(e)));
+                }
+            } else if (line.equals("stop") && running != null) {
+                running.close();
+                running = null;
+                out.println("stopped " + requests.getAndSet(0) + " " + failures.getAndSet(0) + " " + cpu.getAndSet(0));
+            } else {
+                out.println("failed unexpected '" + line + "'");
+            }
+        }
+        if (running != null) {
+            running.close();
         }
     }
 

@@ -35,7 +35,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code lantern bench overhead --config NAME|--shape ... [--device cpu|cuda] [--pairs N | --segments N]
- * [--segment-s S] [--scrape-ms M] [--seed S] [--json]}: what serving {@code /metrics} costs a running
+ * [--segment-s S] [--settle-s S] [--scrape-ms M] [--seed S] [--abuse [--abuse-in-process]] [--json]}: what serving {@code /metrics} costs a running
  * model (issue 18's figure: decoder-small's step time with the exporter on and scraped every second at
  * most 1 % slower than with it off, same run, medians).
  *
@@ -48,14 +48,17 @@ import java.util.concurrent.locks.LockSupport;
  * scrape in the share of segments a steady scrape rate gives, not one at every start). The
  * figure is {@link PairedOverhead}'s: the median over ABBA blocks of the pairs' ratios of segment
  * medians, with a bootstrap 95 % interval, and whether that interval settles the 1 % line.
- * {@code --segments N} (the older flag) is {@code --pairs N/2}.
+ * {@code --segments N} (the older flag) is {@code --pairs N/2}. Each segment starts with {@code --settle-s}
+ * seconds of untimed steps (0.25 by default), so that what starting or stopping a side sets off (a server
+ * starting, 1,050 connections opening or closing) is not timed in the segment that follows it.
  *
  * <p>{@code --abuse}: both sides serve and are scraped, and the "on" side is also under
  * {@link MetricsAbuse} (idle and half-sent connections, unknown paths, oversized headers): the figure
- * is then what the abuse costs the step. Each side's CPU seconds per second (the process, the step's
- * thread, and the abuse client's thread) are reported, since on a small machine the client's own CPU
- * is taken from the step. {@code --threads N} sets the CPU backend's threads (leaving cores to the
- * server and the client).
+ * is then what the abuse costs the step. The abuse runs in a process of its own ({@link Abuser}), or in
+ * this one with {@code --abuse-in-process}. Each side's CPU seconds per second (the process, the step's
+ * thread, and the abuse client's thread), heap allocated per second and garbage collections are
+ * reported, since on a small machine the client's own CPU is taken from the step and a collection
+ * stops it. {@code --threads N} sets the CPU backend's threads (leaving cores to the server and the client).
  */
 final class MetricsOverheadCommand {
     private MetricsOverheadCommand() {}
@@ -64,8 +67,8 @@ final class MetricsOverheadCommand {
     static final double LIMIT_PCT = 1.0;
 
     static int run(List<String> argv, PrintStream out, PrintStream err) {
-        Args a = Args.parse("bench overhead", argv, Set.of("json", "abuse"), Set.of("config", "shape", "device", "pairs", "segments",
-                "segment-s", "scrape-ms", "seed", "threads"));
+        Args a = Args.parse("bench overhead", argv, Set.of("json", "abuse", "abuse-in-process"), Set.of("config", "shape", "device", "pairs",
+                "segments", "segment-s", "settle-s", "scrape-ms", "seed", "threads"));
         if (!a.positional().isEmpty()) {
             throw new UsageException("bench overhead: unexpected argument '" + a.positional().getFirst() + "'");
         }
@@ -81,9 +84,13 @@ final class MetricsOverheadCommand {
         int pairs = a.get("segments", null) != null ? a.getInt("bench overhead", "segments", 40, 2, 10_000) / 2
                 : a.getInt("bench overhead", "pairs", 20, 1, 5_000);
         double segmentS = a.getDouble("bench overhead", "segment-s", 0.5, 0.05, 3600);
+        double settleS = a.getDouble("bench overhead", "settle-s", 0.25, 0, 60);
         int scrapeMs = a.getInt("bench overhead", "scrape-ms", 1000, 1, 3_600_000);
         long seed = a.getLong("bench overhead", "seed", 7);
         boolean abuse = a.flag("abuse");
+        if (a.flag("abuse-in-process") && !abuse) {
+            throw new UsageException("bench overhead: --abuse-in-process goes with --abuse");
+        }
         int threads = ThreadsOption.apply("bench overhead", a);
 
         Program program = Lantern.compile(TransformerBlock.build(cfg, DType.F32).graph(),
@@ -97,9 +104,7 @@ final class MetricsOverheadCommand {
         double[] onSegments = new double[pairs];
         AtomicInteger scrapes = new AtomicInteger();
         AtomicInteger failedScrapes = new AtomicInteger();
-        AtomicLong abuseRequests = new AtomicLong();
-        AtomicLong abuseFailures = new AtomicLong();
-        AtomicLong abuseClientCpu = new AtomicLong();
+        Abuser abuser = null;
         // on the CPU, each step's thread CPU time too: blind to the threads that preempt the step (with --threads 1 the
         // whole step runs on this thread), so that a slowdown of the wall time can be told from one of the step itself
         boolean perStepCpu = device.equals("cpu");
@@ -113,20 +118,22 @@ final class MetricsOverheadCommand {
             long origin = System.nanoTime(); // the scrape clock's zero
             if (abuse) {
                 // both sides served and scraped; the "on" side also under MetricsAbuse
-                try (Scraper scraper = Scraper.start(metrics, origin, scrapeMs, scrapes, failedScrapes)) {
+                try (Scraper scraper = Scraper.start(metrics, origin, scrapeMs, scrapes, failedScrapes);
+                        Abuser ab = Abuser.of(scraper.port(), !a.flag("abuse-in-process"))) {
+                    abuser = ab;
                     for (int p = 0; p < pairs; p++) {
                         for (int half = 0; half < 2; half++) {
                             if ((half == 1) == (p % 2 == 0)) {
-                                try (MetricsAbuse ab = MetricsAbuse.start(scraper.port(), abuseRequests, abuseFailures, abuseClientCpu)) {
-                                    onSegments[p] = segment(s, inputs, metrics, tokens, segmentS, on, onCpu);
-                                }
+                                ab.begin();
+                                onSegments[p] = segment(s, inputs, metrics, tokens, segmentS, settleS, on, onCpu);
+                                ab.end();
                             } else {
-                                offSegments[p] = segment(s, inputs, metrics, tokens, segmentS, off, offCpu);
+                                offSegments[p] = segment(s, inputs, metrics, tokens, segmentS, settleS, off, offCpu);
                             }
                         }
                     }
                 } catch (IOException e) {
-                    throw new UsageException("bench overhead: --abuse could not open its connections on loopback: "
+                    throw new UsageException("bench overhead: --abuse could not start or open its connections on loopback: "
                             + ExitStatus.oneLine(String.valueOf(e.getMessage())));
                 }
             } else {
@@ -135,10 +142,10 @@ final class MetricsOverheadCommand {
                         boolean exporterOn = (half == 1) == (p % 2 == 0); // off,on then on,off then off,on ...
                         if (exporterOn) {
                             try (Scraper scraper = Scraper.start(metrics, origin, scrapeMs, scrapes, failedScrapes)) {
-                                onSegments[p] = segment(s, inputs, metrics, tokens, segmentS, on, onCpu);
+                                onSegments[p] = segment(s, inputs, metrics, tokens, segmentS, settleS, on, onCpu);
                             }
                         } else {
-                            offSegments[p] = segment(s, inputs, metrics, tokens, segmentS, off, offCpu);
+                            offSegments[p] = segment(s, inputs, metrics, tokens, segmentS, settleS, off, offCpu);
                         }
                     }
                 }
@@ -153,6 +160,22 @@ final class MetricsOverheadCommand {
                 + "\"cpu_time_overhead_pct\": %.3f, \"cpu_time_overhead_ci95_pct\": [%.3f, %.3f]",
                 DemoMetrics.median(offCpu.segmentMedians()), DemoMetrics.median(onCpu.segmentMedians()), cpuEst.overheadPct(),
                 cpuEst.ciLowPct(), cpuEst.ciHighPct());
+        // the pairs by order: off-on pairs (the abuse begins between their halves) and on-off pairs (it ends between
+        // them); an effect of the order, not of the exporter, shows as two different medians
+        double[] pairPcts = est.pairOverheadPct();
+        double[] offOn = java.util.stream.IntStream.range(0, pairPcts.length).filter(i -> i % 2 == 0).mapToDouble(i -> pairPcts[i]).toArray();
+        double[] onOff = java.util.stream.IntStream.range(0, pairPcts.length).filter(i -> i % 2 == 1).mapToDouble(i -> pairPcts[i]).toArray();
+        String heapJson = String.format(Locale.ROOT, ", \"off_on_pairs_median_pct\": %s, \"on_off_pairs_median_pct\": %s",
+                num(offOn.length > 0 ? DemoMetrics.median(offOn) : Double.NaN), num(onOff.length > 0 ? DemoMetrics.median(onOff) : Double.NaN))
+                + String.format(Locale.ROOT, ", \"cores\": %d, \"vthread_carriers\": %d", Runtime.getRuntime().availableProcessors(),
+                        Integer.getInteger("jdk.virtualThreadScheduler.parallelism", Runtime.getRuntime().availableProcessors()))
+                + String.format(Locale.ROOT, ", \"settle_s\": %.3f, \"off_alloc_mb_per_s\": %.2f, \"on_alloc_mb_per_s\": %.2f, "
+                        + "\"off_gcs\": %d, \"on_gcs\": %d, \"off_gc_ms\": %d, \"on_gc_ms\": %d, \"off_step_wait_ms_per_s\": %s, "
+                        + "\"on_step_wait_ms_per_s\": %s, \"off_steal_per_s\": %s, \"on_steal_per_s\": %s, %s, %s", settleS,
+                offCpu.allocatedMbPerSecond(), onCpu.allocatedMbPerSecond(), offCpu.collections(), onCpu.collections(), offCpu.collectionMillis(),
+                onCpu.collectionMillis(), num(offCpu.waitMsPerSecond()), num(onCpu.waitMsPerSecond()), num(offCpu.stealPerSecond()),
+                num(onCpu.stealPerSecond()),
+                offCpu.placementJson("off"), onCpu.placementJson("on"));
         if (a.flag("json")) {
             StringBuilder pairPct = new StringBuilder("[");
             for (double v : est.pairOverheadPct()) {
@@ -168,9 +191,10 @@ final class MetricsOverheadCommand {
                     cfg.name(), device, pairs, 2 * pairs, segmentS, scrapeMs, off.size(), on.size(), offMs, onMs,
                     est.overheadPct(), est.ciLowPct(), est.ciHighPct(), est.blocks(), est.verdict(LIMIT_PCT), pooled, pairPct,
                     scrapes.get(), failedScrapes.get(), threads, abuse, offCpu.processPerSecond(), onCpu.processPerSecond(),
-                    offCpu.stepThreadPerSecond(), onCpu.stepThreadPerSecond(), cpuJson
-                    + (abuse ? String.format(Locale.ROOT, ", \"abuse_requests\": %d, \"abuse_failures\": %d, \"abuse_client_cpu_per_s\": %.3f",
-                            abuseRequests.get(), abuseFailures.get(), abuseClientCpu.get() / 1e9 / onCpu.wallSeconds()) : ""));
+                    offCpu.stepThreadPerSecond(), onCpu.stepThreadPerSecond(), cpuJson + heapJson
+                    + (abuser != null ? String.format(Locale.ROOT, ", \"abuse_process\": %b, \"abuse_requests\": %d, \"abuse_failures\": %d, "
+                            + "\"abuse_client_cpu_per_s\": %.3f", abuser.separateProcess(), abuser.requests.get(), abuser.failures.get(),
+                            abuser.clientCpuNanos.get() / 1e9 / onCpu.wallSeconds()) : ""));
         } else {
             out.printf(Locale.ROOT, "%s on %s: %+.2f %% slower with the exporter on and scraped every %d ms%s (95 %% CI %+.2f … %+.2f %%: %s)%n"
                             + "  median of %d ABBA blocks of %d off/on pairs of %.2f s segments; step %.4f ms off, %.4f ms on (all steps: %+.2f %%);"
@@ -188,8 +212,14 @@ final class MetricsOverheadCommand {
         if (!a.flag("json")) {
             out.printf(Locale.ROOT, "  CPU seconds per second, off / on: process %.2f / %.2f, the step's thread %.2f / %.2f%s%n",
                     offCpu.processPerSecond(), onCpu.processPerSecond(), offCpu.stepThreadPerSecond(), onCpu.stepThreadPerSecond(),
-                    abuse ? String.format(Locale.ROOT, ", of which the abuse client %.2f (%d abusive requests, %d unanswered)",
-                            abuseClientCpu.get() / 1e9 / onCpu.wallSeconds(), abuseRequests.get(), abuseFailures.get()) : "");
+                    abuser != null ? String.format(Locale.ROOT, "; the abuse client %.2f, %s (%d abusive requests, %d unanswered)",
+                            abuser.clientCpuNanos.get() / 1e9 / onCpu.wallSeconds(), abuser.separateProcess() ? "in its own process" : "in this one",
+                            abuser.requests.get(), abuser.failures.get()) : "");
+            out.printf(Locale.ROOT, "  heap allocated off / on: %.1f / %.1f MB/s; garbage collections %d (%d ms) / %d (%d ms); "
+                            + "the step's thread waited for a core %.1f / %.1f ms/s; steal %.3f / %.3f CPU s/s%n",
+                    offCpu.allocatedMbPerSecond(), onCpu.allocatedMbPerSecond(), offCpu.collections(), offCpu.collectionMillis(),
+                    onCpu.collections(), onCpu.collectionMillis(), offCpu.waitMsPerSecond(), onCpu.waitMsPerSecond(),
+                    offCpu.stealPerSecond(), onCpu.stealPerSecond());
             if (cpuEst != null) {
                 out.printf(Locale.ROOT, "  the step's own CPU time (preemption left out): %+.2f %% (95 %% CI %+.2f … %+.2f %%), %.4f ms off, %.4f ms on%n",
                         cpuEst.overheadPct(), cpuEst.ciLowPct(), cpuEst.ciHighPct(), DemoMetrics.median(offCpu.segmentMedians()),
@@ -202,6 +232,11 @@ final class MetricsOverheadCommand {
         return failedScrapes.get() == 0 ? ExitStatus.OK : ExitStatus.BAD_INPUT;
     }
 
+    /** {@code v} as a JSON number, or null where it is not one (NaN: not measured here). */
+    private static String num(double v) {
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.3f", v) : "null";
+    }
+
     /** Seconds of untimed steps at least, before the first segment. */
     private static final double WARM_S = 2.0;
 
@@ -209,13 +244,18 @@ final class MetricsOverheadCommand {
         return v.isEmpty() ? Double.NaN : DemoMetrics.median(v.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
-    /** Steps for {@code seconds} (at least one), each added to {@code into}; returns the segment's median step. */
-    private static double segment(Session s, Map<String, Tensor> inputs, LanternMetrics metrics, long tokens, double seconds, List<Double> into,
-            SegmentCpu cpu) {
-        long start = System.nanoTime();
-        long process0 = SegmentCpu.processNanos();
-        long thread0 = SegmentCpu.threadNanos();
-        long end = start + (long) (seconds * 1e9);
+    /**
+     * Steps untimed for {@code settle} seconds, then for {@code seconds} (at least one), each added to
+     * {@code into}; returns the segment's median step.
+     */
+    private static double segment(Session s, Map<String, Tensor> inputs, LanternMetrics metrics, long tokens, double seconds, double settle,
+            List<Double> into, SegmentCpu cpu) {
+        long settled = System.nanoTime() + (long) (settle * 1e9);
+        while (System.nanoTime() < settled) {
+            s.run(inputs);
+        }
+        SegmentCpu.Mark start = SegmentCpu.Mark.now();
+        long end = start.wall() + (long) (seconds * 1e9);
         List<Double> mine = new ArrayList<>();
         List<Double> mineCpu = new ArrayList<>();
         do {
@@ -229,7 +269,7 @@ final class MetricsOverheadCommand {
             metrics.recordStep(ms, tokens);
             mine.add(ms);
         } while (System.nanoTime() < end);
-        cpu.add(System.nanoTime() - start, SegmentCpu.processNanos() - process0, SegmentCpu.threadNanos() - thread0, median(mineCpu));
+        cpu.add(start, SegmentCpu.Mark.now(), median(mineCpu));
         into.addAll(mine);
         return median(mine);
     }

@@ -57,6 +57,7 @@ class MetricsOverheadCommandTest {
         assertEquals(0, r.code(), r.err());
         String j = r.out().strip();
         assertTrue(j.contains("\"abuse\": true"), j);
+        assertTrue(j.contains("\"abuse_process\": true"), "the abuser runs in a process of its own: " + j);
         // both sides served and scraped (2 s of segments at 50 ms), none failed under the abuse
         assertTrue(number(j, "scrapes") >= 8, j);
         assertEquals(0, number(j, "failed_scrapes"), j);
@@ -77,6 +78,7 @@ class MetricsOverheadCommandTest {
             bad seconds     | bench overhead --segment-s soon       | --segment-s must be a number
             bad device      | bench overhead --device tpu           | --device must be cpu or cuda
             extra argument  | bench overhead extra                  | unexpected argument 'extra'
+            abuser, no abuse | bench overhead --abuse-in-process    | --abuse-in-process goes with --abuse
             """)
     void badArgumentsAreOneLineWithExit2(String what, String argLine, String message) {
         MainTest.Run r = MainTest.run(argLine.split(" "));

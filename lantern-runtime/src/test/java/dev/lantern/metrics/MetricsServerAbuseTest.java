@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -148,6 +149,75 @@ class MetricsServerAbuseTest {
             }
             assertEquals(0, s.exchangesRunning() + s.exchangesWaiting(), "exchanges left after every client closed");
             assertScrapeWithin(s, 5.0, "after the flood");
+        }
+    }
+
+    /**
+     * The heap the server allocates for an abusive request, counted by the JVM (a virtual thread's
+     * allocation counts on its carrier): an oversized header is refused having read at most
+     * {@link MetricsServer#MAX_HEADER} bytes of it, and a scrape (a half request whose client then
+     * closes is served as one) renders without growing its buffer a few chars at a time. Before, an
+     * oversized header cost 2.6 MB (the JDK reading up to 380 KiB into a doubling char array) and a
+     * scrape 4.6 MB (the exporter's BufferedWriter growing on a virtual thread); now about 70 and 90 KiB.
+     * This is what the step under {@code bench overhead --abuse} paid for in collections.
+     */
+    @Test
+    void anAbusiveRequestCostsTheServerLittleHeap() throws Exception {
+        LanternMetrics m = new LanternMetrics(new PrometheusRegistry());
+        m.recordStep(3, 10);
+        byte[] big = ("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(1 << 20) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] scrape = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        byte[] half = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII);
+        try (MetricsServer s = MetricsServer.start("127.0.0.1", 0, m.registry())) {
+            int port = s.port();
+            for (int i = 0; i < 10; i++) { // class loading and the first compilations are not the steady state
+                exchange(port, big, false);
+                exchange(port, scrape, false);
+                exchange(port, half, true);
+            }
+            long oversized = allocatedPerRequest(20, () -> exchange(port, big, false));
+            long scraped = allocatedPerRequest(20, () -> exchange(port, scrape, false));
+            long halfThenClosed = allocatedPerRequest(20, () -> exchange(port, half, true));
+            System.out.printf("abuse: heap allocated per request: oversized header %d KiB, scrape %d KiB, half request closed %d KiB%n",
+                    oversized >> 10, scraped >> 10, halfThenClosed >> 10);
+            assertTrue(oversized < 32L * MetricsServer.MAX_HEADER, "an oversized header allocated " + oversized + " bytes");
+            assertTrue(scraped < 512 << 10, "a scrape allocated " + scraped + " bytes");
+            assertTrue(halfThenClosed < 512 << 10, "a half request, closed, allocated " + halfThenClosed + " bytes");
+        }
+    }
+
+    private interface Request {
+        void send() throws IOException;
+    }
+
+    /** Heap allocated by every thread but this one, per request, over {@code n} requests sent one after another. */
+    private static long allocatedPerRequest(int n, Request r) throws IOException {
+        var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long all0 = threads.getTotalThreadAllocatedBytes();
+        long mine0 = threads.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < n; i++) {
+            r.send();
+        }
+        long all = threads.getTotalThreadAllocatedBytes() - all0;
+        long mine = threads.getCurrentThreadAllocatedBytes() - mine0;
+        return (all - mine) / n;
+    }
+
+    /** Sends {@code request} (then, if {@code close}, ends the stream), and reads until the server closes: its exchange is over then. */
+    private static void exchange(int port, byte[] request, boolean close) throws IOException {
+        try (Socket k = new Socket(LO, port)) {
+            k.setSoTimeout(10_000);
+            try {
+                k.getOutputStream().write(request);
+                if (close) {
+                    k.shutdownOutput();
+                }
+                k.getInputStream().transferTo(OutputStream.nullOutputStream());
+            } catch (java.net.SocketTimeoutException e) {
+                throw e;
+            } catch (IOException reset) {
+                // an oversized header: the server closes with the rest unread, a reset on this side
+            }
         }
     }
 
