@@ -1,6 +1,6 @@
 package dev.lantern.cuda.engine;
 
-import dev.lantern.RuntimeCounters;
+import dev.lantern.trace.RuntimeCounters;
 import dev.lantern.cuda.blas.GemmSpec;
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.driver.CudaDevice;

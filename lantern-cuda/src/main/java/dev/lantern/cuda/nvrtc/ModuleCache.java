@@ -1,6 +1,6 @@
 package dev.lantern.cuda.nvrtc;
 
-import dev.lantern.RuntimeCounters;
+import dev.lantern.trace.RuntimeCounters;
 import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.driver.CudaModule;
 import dev.lantern.trace.Span;
