@@ -12,8 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * attention's backward ops: attention_lse (one kernel), attention_grad_q and attention_grad_kv (a
- * DELTA kernel writing rowsum(dy∘o) into a transient f32 buffer, then the gradient kernel). q, k, v,
+ * attention's backward ops: attention_lse (one kernel, unless the forward writes it: {@code SavedLse}),
+ * attention_grad_q and attention_grad_kv (a DELTA kernel writing rowsum(dy∘o) into a transient f32
+ * buffer, then the gradient kernel; the second of the two over the same o and dy reuses the first's
+ * delta). q, k, v,
  * o and dy are read in place through their (b, h, s) strides when head_dim is contiguous (the
  * un-permuted o and dy of an {@code out_perm} attention are views), otherwise copied first; the
  * mask through its (b, h, s) strides, 0 on broadcast axes. The tensor-core kernels
@@ -88,11 +90,18 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         if (v.shape().dim(3) != d || o.shape().dim(3) != d) {
             throw new CodegenException(op.text() + " on CUDA needs v's head dim equal to q's and k's (" + d + "), found " + v.shape());
         }
-        Buf delta = cx.transientBuf((long) b * h * s * 4);
-        List<Step.Arg> da = new ArrayList<>(List.of(ptr(o), ptr(dy), new Step.Ptr(delta, (long) b * h * s * 4),
-                new Step.I32(h), new Step.I32(s), new Step.I32(t)));
-        strides(da, o, dy);
-        cx.launch(spec.apply(AttentionBackwardSpec.Kind.DELTA), da);
+        // delta = rowsum(dy∘o): one pass for both gradient kernels of the same (o, dy), its transient
+        // buffer living from grad_q's DELTA launch to grad_kv's launch
+        String deltaKey = key(o) + "|" + key(dy);
+        Buf delta = cx.deltas.get(deltaKey);
+        if (delta == null) {
+            delta = cx.transientBuf((long) b * h * s * 4);
+            List<Step.Arg> da = new ArrayList<>(List.of(ptr(o), ptr(dy), new Step.Ptr(delta, (long) b * h * s * 4),
+                    new Step.I32(h), new Step.I32(s), new Step.I32(t)));
+            strides(da, o, dy);
+            cx.launch(spec.apply(AttentionBackwardSpec.Kind.DELTA), da);
+            cx.deltas.put(deltaKey, delta);
+        }
         List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(dy), ptr(lse), new Step.Ptr(delta, (long) b * h * s * 4)));
         if (mask != null) {
             a.add(ptr(mask));
@@ -102,6 +111,11 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         strides(a, q, k, v, dy);
         maskStrides(a, mask);
         cx.launch(spec.apply(op == Op.ATTENTION_GRAD_Q ? AttentionBackwardSpec.Kind.GRAD_Q : AttentionBackwardSpec.Kind.GRAD_KV), a);
+    }
+
+    /** What identifies the bytes a view reads: its buffer, offset, strides, shape and dtype. */
+    private static String key(View v) {
+        return v.buf().kind() + ":" + v.buf().name() + "@" + v.offset() + java.util.Arrays.toString(v.strides()) + v.shape() + v.dtype();
     }
 
     /** {@code v} with head_dim contiguous: itself, or a dense copy. */

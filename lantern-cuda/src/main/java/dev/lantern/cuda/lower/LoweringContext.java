@@ -38,6 +38,8 @@ final class LoweringContext {
     final Map<String, Buf> sums = new HashMap<>();
     /** Storage of every graph output: a value that must survive the forward. */
     final Set<String> outputStorage;
+    /** attention's delta = rowsum(dy∘o) by the (o, dy) views it was computed from: grad_q's, reused by grad_kv. */
+    final Map<String, Buf> deltas = new HashMap<>();
     /** Slice outputs read in place from their source (value name -> alias), see {@link SliceAlias}. */
     final Map<String, SliceAlias> aliases = new HashMap<>();
     private int transients;

@@ -125,9 +125,38 @@ class BackwardLoweringTest {
                     assertEquals(flash, launches.stream().anyMatch(s -> s.spec() instanceof AttentionSpec a && a.lse()), amp + " " + fuse);
                     assertTrue(launches.stream().noneMatch(s -> s.spec() instanceof AttentionBackwardSpec a
                             && a.kind() == AttentionBackwardSpec.Kind.LSE), amp + " " + fuse);
+                    assertEquals(backwardLaunches(l, AttentionBackwardSpec.Kind.GRAD_KV), backwardLaunches(l, AttentionBackwardSpec.Kind.DELTA),
+                            amp + " " + fuse + ": one delta pass per attention");
                 }
             }
         }
+    }
+
+    @Test
+    void oneDeltaPassServesBothGradientsOfTheSameOAndDy() {
+        String head = """
+                graph @g {
+                  %q = input {name="q"} : bf16[1,4,37,64]
+                  %k = input {name="k"} : bf16[1,2,41,64]
+                  %v = input {name="v"} : bf16[1,2,41,64]
+                  %o = input {name="o"} : bf16[1,4,37,64]
+                  %o2 = input {name="o2"} : bf16[1,4,37,64]
+                  %dy = input {name="dy"} : bf16[1,4,37,64]
+                  %lse = attention_lse(%q, %k) {causal=true, scale=0.125} : f32[1,4,37]
+                """;
+        String dq = "  %dq = attention_grad_q(%q, %k, %v, %o, %dy, %lse) {causal=true, scale=0.125} : bf16[1,4,37,64]\n";
+        String dkv = "  %dkv = attention_grad_kv(%q, %k, %v, O, %dy, %lse) {causal=true, scale=0.125} : bf16[2,1,2,41,64]\n";
+        // {body, outputs, DELTA launches}: shared, another o (two), grad_kv alone, grad_q alone
+        for (String[] c : new String[][] {{dq + dkv.replace("O", "%o"), "%dq, %dkv", "1"}, {dq + dkv.replace("O", "%o2"), "%dq, %dkv", "2"},
+                {dkv.replace("O", "%o"), "%dkv", "1"}, {dq, "%dq", "1"}}) {
+            CompiledModel m = BackwardGraphs.compile(IrParser.parse(head + c[0] + "  return " + c[1] + "\n}\n"), true, CompileOptions.Amp.NONE);
+            CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
+            assertEquals(Long.parseLong(c[2]), backwardLaunches(l, AttentionBackwardSpec.Kind.DELTA), c[0]);
+        }
+    }
+
+    private static long backwardLaunches(CudaLowering.Lowered l, AttentionBackwardSpec.Kind kind) {
+        return l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionBackwardSpec a && a.kind() == kind).count();
     }
 
     private static List<Object> specs(String body) {
