@@ -15,8 +15,7 @@ import java.util.List;
  * LSE     CTA = 64 query rows of one (b, h); per 64-key tile: S = Q Kᵀ, running max and sum per row
  * GRAD_Q  CTA = 64 query rows of one (b, h); per 64-key tile (causal: up to the block's last query):
  *           S = Q Kᵀ, dP = dO Vᵀ (Q, dO, K, V fragments by ldmatrix), P = exp2(S·scale·log2e − lse·log2e),
- *           dS = P∘(dP − delta), dQ += dS K (dS re-packed from the accumulators, K by ldmatrix.trans);
- *           K and V double-buffered: the next key tile's copies are in flight meanwhile
+ *           dS = P∘(dP − delta), dQ += dS K (dS re-packed from the accumulators, K by ldmatrix.trans)
  * GRAD_KV CTA = 64 keys of one (b, K/V head); for each query head of the group, per BR-row query tile
  *           (causal: from the first tile that sees the block's first key): Sᵀ = K Qᵀ, dPᵀ = V dOᵀ,
  *           Pᵀ, dSᵀ as above (lse and delta of the tile's rows staged in shared memory),
@@ -65,7 +64,7 @@ final class AttentionBackwardMmaRenderer {
         int d = spec.headDim();
         return switch (spec.kind()) {
             case LSE -> 2 * 64 * d * 2;
-            case GRAD_Q -> (2 * 64 + 4 * keyTile) * d * 2;
+            case GRAD_Q -> (2 * 64 + 2 * keyTile) * d * 2;
             case GRAD_KV -> AttentionBackwardMmaKv.sharedBytes(d, keyTile, queryTile);
             case DELTA -> 0;
         };
@@ -90,9 +89,7 @@ final class AttentionBackwardMmaRenderer {
         e.blank();
         emitHelpers(e, mmaType, pack2, vec2);
         List<KernelParam> params = AttentionBackwardGeneralRenderer.params(spec, t);
-        // 2 CTAs per SM at the most: left free, ptxas capped some grad_q variants at 168 registers (3 CTAs) and
-        // spilled 12-28 bytes (head_dim 128 causal; head_dim 64 masked); with 2 none spills (ptxas -v, AttentionBackwardNvccTest)
-        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(" + WARPS * 32 + ", 2)"), () -> {
+        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(" + WARPS * 32 + ")"), () -> {
             e.line("extern __shared__ __align__(128) unsigned char lt_smem[];");
             e.line("const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;");
             e.line("const int lm = lane >> 3, lr = lane & 7;  // ldmatrix roles: matrix lm, row lr within it");
@@ -122,7 +119,7 @@ final class AttentionBackwardMmaRenderer {
     }
 
     private void emitHelpers(CudaEmitter e, String mmaType, String pack2, String vec2) {
-        AttentionParams.emitCpAsync(e, spec.kind() != AttentionBackwardSpec.Kind.LSE);
+        AttentionParams.emitCpAsync(e, spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV);
         e.block("__device__ __forceinline__ void lt_ldsm_x4(unsigned addr, unsigned (&r)[4])", () ->
                 e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
                         + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
@@ -239,16 +236,11 @@ final class AttentionBackwardMmaRenderer {
 
     private void gradQ(CudaEmitter e, String pack2, String vec2) {
         queryBlock(e, true);
-        e.line("const unsigned sQ = (unsigned) __cvta_generic_to_shared(lt_smem), sG = sQ + 64 * D * 2, sK0 = sG + 64 * D * 2, "
-                + "sV0 = sK0 + 2 * BK * D * 2;  // K and V: two buffers each");
+        e.line("const unsigned sQ = (unsigned) __cvta_generic_to_shared(lt_smem), sG = sQ + 64 * D * 2, sK = sG + 64 * D * 2, "
+                + "sV = sK + BK * D * 2;");
         e.line("lt_load_tile<64>(sQ, qb, q_ss, q0, seq_q, tid);");
         e.line("lt_load_tile<64>(sG, dyb, dy_ss, q0, seq_q, tid);");
         e.line("lt_cp_commit();");
-        e.block("if (nk > 0)", () -> {
-            e.line("lt_load_tile<BK>(sK0, kb, k_ss, 0, seq_k, tid);");
-            e.line("lt_load_tile<BK>(sV0, vb, v_ss, 0, seq_k, tid);");
-            e.line("lt_cp_commit();");
-        });
         e.line("float l2[2], dl[2];  // this thread's rows: lse·log2e (+inf: sees no key, P = 0) and delta");
         e.unrolled("h", "2", () -> {
             e.line("const int row = q0 + warp * 16 + g + 8 * h;");
@@ -259,16 +251,11 @@ final class AttentionBackwardMmaRenderer {
         e.line("float dq[D / 8][4];");
         e.unrolled("n", "D / 8", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
         e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
-            e.line("const unsigned sK = sK0 + (kt & 1) * BK * D * 2, sV = sV0 + (kt & 1) * BK * D * 2;");
-            e.line("__syncthreads();  // every warp is done with tile kt - 1, whose buffers tile kt + 1 takes");
-            e.block("if (kt + 1 < nk)", () -> {
-                e.comment("tile kt + 1's copies overlap tile kt's products");
-                e.line("lt_load_tile<BK>(sK0 + ((kt + 1) & 1) * BK * D * 2, kb, k_ss, (kt + 1) * BK, seq_k, tid);");
-                e.line("lt_load_tile<BK>(sV0 + ((kt + 1) & 1) * BK * D * 2, vb, v_ss, (kt + 1) * BK, seq_k, tid);");
-                e.line("lt_cp_commit();");
-                e.line("lt_cp_wait_one();  // every group but tile kt + 1's");
-            });
-            e.line("else lt_cp_wait_all();");
+            e.line("__syncthreads();  // every warp is done with the previous K and V tiles");
+            e.line("lt_load_tile<BK>(sK, kb, k_ss, kt * BK, seq_k, tid);");
+            e.line("lt_load_tile<BK>(sV, vb, v_ss, kt * BK, seq_k, tid);");
+            e.line("lt_cp_commit();");
+            e.line("lt_cp_wait_all();");
             e.line("__syncthreads();");
             e.line("float s[BK / 8][4], dp[BK / 8][4];");
             e.unrolled("n", "BK / 8", () -> e.line("s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;"));

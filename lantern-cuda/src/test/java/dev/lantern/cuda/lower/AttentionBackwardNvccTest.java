@@ -43,20 +43,6 @@ class AttentionBackwardNvccTest {
                 }
             }
         }
-        // the tensor-core gradients in every combination of causal and (mask + groups): causal without a mask is
-        // the benchmark's, where ptxas once spilled
-        for (AttentionBackwardSpec.Kind kind : new AttentionBackwardSpec.Kind[] {AttentionBackwardSpec.Kind.GRAD_Q, AttentionBackwardSpec.Kind.GRAD_KV}) {
-            for (DType t : new DType[] {DType.BF16, DType.F16}) {
-                for (int d : new int[] {64, 128}) {
-                    for (int c = 0; c < 4; c++) {
-                        boolean causal = c % 2 == 0;
-                        boolean extra = c / 2 == 0;
-                        all.add(new AttentionBackwardSpec("lt_attn_bwd_" + i++, kind, 2, 6, extra ? 3 : 1, 97, 131, d, causal,
-                                1 / Math.sqrt(d), t, extra));
-                    }
-                }
-            }
-        }
         return all;
     }
 
