@@ -19,8 +19,7 @@ import java.util.List;
  * GRAD_KV CTA = 64 keys of one (b, K/V head); for each query head of the group, per BR-row query tile
  *           (causal: from the first tile that sees the block's first key): Sᵀ = K Qᵀ, dPᵀ = V dOᵀ,
  *           Pᵀ, dSᵀ as above (lse and delta of the tile's rows staged in shared memory),
- *           dV += Pᵀ dO, dK += dSᵀ Q (dO and Q by ldmatrix.trans); the next tile's copies are in
- *           flight meanwhile (two buffers, {@link AttentionBackwardMmaKv})
+ *           dV += Pᵀ dO, dK += dSᵀ Q (dO and Q by ldmatrix.trans)
  * tiles: the query tile BR of GRAD_KV is 16 at head_dim 128 (registers), else 64; the key tile of
  * GRAD_Q 32 at head_dim 128, else 64
  * </pre>
@@ -65,7 +64,7 @@ final class AttentionBackwardMmaRenderer {
         return switch (spec.kind()) {
             case LSE -> 2 * 64 * d * 2;
             case GRAD_Q -> (2 * 64 + 2 * keyTile) * d * 2;
-            case GRAD_KV -> AttentionBackwardMmaKv.sharedBytes(d, keyTile, queryTile);
+            case GRAD_KV -> (2 * 64 + 2 * queryTile) * d * 2 + 2 * queryTile * 4;
             case DELTA -> 0;
         };
     }
@@ -103,7 +102,7 @@ final class AttentionBackwardMmaRenderer {
             switch (spec.kind()) {
                 case LSE -> lse(e);
                 case GRAD_Q -> gradQ(e, pack2, vec2);
-                case GRAD_KV -> AttentionBackwardMmaKv.emit(e, spec, pack2, vec2);
+                case GRAD_KV -> gradKv(e, pack2, vec2);
                 case DELTA -> throw new IllegalStateException("delta has no tensor-core kernel");
             }
             e.line("#undef LT_A");
@@ -119,7 +118,7 @@ final class AttentionBackwardMmaRenderer {
     }
 
     private void emitHelpers(CudaEmitter e, String mmaType, String pack2, String vec2) {
-        AttentionParams.emitCpAsync(e, spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV);
+        AttentionParams.emitCpAsync(e, false);
         e.block("__device__ __forceinline__ void lt_ldsm_x4(unsigned addr, unsigned (&r)[4])", () ->
                 e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
                         + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
@@ -294,6 +293,102 @@ final class AttentionBackwardMmaRenderer {
             e.block("if (row < seq_q)", () -> e.unrolled("n", "D / 8", () ->
                     e.line("*reinterpret_cast<" + vec2 + "*>(ob + n * 8 + 2 * t4) = " + pack2
                             + "(dq[n][2 * h] * SCALE, dq[n][2 * h + 1] * SCALE);")));
+        });
+    }
+
+    private void gradKv(CudaEmitter e, String pack2, String vec2) {
+        e.line("const int kblocks = (seq_k + BK - 1) / BK;");
+        e.line("const long long bh = blockIdx.x / kblocks;  // (batch, K/V head)");
+        e.line("const int k0 = (int) (blockIdx.x % kblocks) * BK;");
+        e.line("const long long hkn = heads / GROUP, bi = bh / hkn, hk = bh % hkn;");
+        e.line("const T* __restrict__ kb = k + bi * k_sb + hk * k_sh;");
+        e.line("const T* __restrict__ vb = v + bi * v_sb + hk * v_sh;");
+        e.line("const unsigned sK = (unsigned) __cvta_generic_to_shared(lt_smem), sV = sK + BK * D * 2, sQ = sV + BK * D * 2, "
+                + "sG = sQ + BQ * D * 2;");
+        e.line("float* fL = reinterpret_cast<float*>(lt_smem + (2 * BK + 2 * BQ) * D * 2);  // the query tile's lse·log2e");
+        e.line("float* fD = fL + BQ;                                                      // and delta");
+        e.line("lt_load_tile<BK>(sK, kb, k_ss, k0, seq_k, tid);");
+        e.line("lt_load_tile<BK>(sV, vb, v_ss, k0, seq_k, tid);");
+        e.line("lt_cp_commit();");
+        e.line("float dk[D / 8][4], dv[D / 8][4];");
+        e.unrolled("n", "D / 8", () -> e.line("dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;"));
+        e.line("const int krow = k0 + warp * 16 + g;  // this thread's keys: krow and krow + 8");
+        e.line("const int nq = (seq_q + BQ - 1) / BQ;");
+        e.comment("the group's query heads in order, each head's query tiles in order: one fixed summation order");
+        e.block("for (int gq = 0; gq < GROUP; ++gq)", () -> {
+            e.line("const long long hi = hk * GROUP + gq;");
+            e.line("const T* __restrict__ qb = q + bi * q_sb + hi * q_sh;");
+            e.line("const T* __restrict__ dyb = dy + bi * dy_sb + hi * dy_sh;");
+            if (spec.masked()) {
+                e.line("const T* __restrict__ amb = amask + bi * amask_sb + hi * amask_sh;");
+            }
+            e.line("const long long rb = (bi * heads + hi) * seq_q;");
+            e.block("for (int qt = CAUSAL ? k0 / BQ : 0; qt < nq; ++qt)", () -> {
+                e.line("const int i0 = qt * BQ;");
+                e.line("__syncthreads();  // every warp is done with the previous query tile");
+                e.line("lt_load_tile<BQ>(sQ, qb, q_ss, i0, seq_q, tid);");
+                e.line("lt_load_tile<BQ>(sG, dyb, dy_ss, i0, seq_q, tid);");
+                e.line("lt_cp_commit();");
+                e.block("if (tid < BQ)", () -> {
+                    e.line("const int row = i0 + tid;");
+                    e.line("const float L = row < seq_q ? lse[rb + row] : -LT_INF;");
+                    e.line("fL[tid] = L == -LT_INF ? LT_INF : L * LOG2E;");
+                    e.line("fD[tid] = row < seq_q ? delta[rb + row] : 0.f;");
+                });
+                e.line("lt_cp_wait_all();");
+                e.line("__syncthreads();");
+                e.line("float st[BQ / 8][4], dpt[BQ / 8][4];  // S^T and dP^T: rows = this warp's 16 keys, columns = the tile's queries");
+                e.unrolled("n", "BQ / 8", () -> e.line("st[n][0] = st[n][1] = st[n][2] = st[n][3] = dpt[n][0] = dpt[n][1] = dpt[n][2] = dpt[n][3] = 0.f;"));
+                e.unrolled("kk", "D / 16", () -> {
+                    e.line("unsigned ka[4], va[4];");
+                    e.line("lt_ldsm_x4(LT_A(sK, warp * 16, kk), ka);");
+                    e.line("lt_ldsm_x4(LT_A(sV, warp * 16, kk), va);");
+                    e.unrolled("np", "BQ / 16", () -> {
+                        e.line("unsigned b[4];");
+                        e.line("lt_ldsm_x4(LT_B(sQ, np * 16, kk), b);");
+                        e.line("lt_mma(st[2 * np], ka, b[0], b[1]);");
+                        e.line("lt_mma(st[2 * np + 1], ka, b[2], b[3]);");
+                        e.line("lt_ldsm_x4(LT_B(sG, np * 16, kk), b);");
+                        e.line("lt_mma(dpt[2 * np], va, b[0], b[1]);");
+                        e.line("lt_mma(dpt[2 * np + 1], va, b[2], b[3]);");
+                    });
+                });
+                e.unrolled("n", "BQ / 8", () -> e.unrolled("i", "4", () -> {
+                    e.line("const int key = krow + (i >> 1) * 8, qi = n * 8 + 2 * t4 + (i & 1), row = i0 + qi;");
+                    e.line("float x = st[n][i] * SCALE_LOG2;");
+                    if (spec.masked()) {
+                        e.line("if (row < seq_q && key < seq_k) x += lt_f32(amb[(long long) row * amask_ss + key]) * LOG2E;");
+                    }
+                    e.line("const float p = key < seq_k && (!CAUSAL || key <= row) ? exp2f(x - fL[qi]) : 0.f;");
+                    e.line("st[n][i] = p;");
+                    e.line("dpt[n][i] = p * (dpt[n][i] - fD[qi]);");
+                }));
+                e.unrolled("j", "BQ / 16", () -> {
+                    e.line("unsigned pa[4], sa[4];");
+                    e.line("lt_acc_to_a(st[2 * j], st[2 * j + 1], pa);");
+                    e.line("lt_acc_to_a(dpt[2 * j], dpt[2 * j + 1], sa);");
+                    e.unrolled("c", "D / 16", () -> {
+                        e.line("unsigned b[4];");
+                        e.line("lt_ldsm_x4_t(LT_BT(sG, j * 16, c), b);");
+                        e.line("lt_mma(dv[2 * c], pa, b[0], b[1]);");
+                        e.line("lt_mma(dv[2 * c + 1], pa, b[2], b[3]);");
+                        e.line("lt_ldsm_x4_t(LT_BT(sQ, j * 16, c), b);");
+                        e.line("lt_mma(dk[2 * c], sa, b[0], b[1]);");
+                        e.line("lt_mma(dk[2 * c + 1], sa, b[2], b[3]);");
+                    });
+                });
+            });
+        });
+        e.line("lt_cp_wait_all();  // causal keys past every query ran no tile: their K/V copies still land before exit");
+        e.comment("out [2, b, hk, t, D]: dk at [0], dv one plane after");
+        e.line("const long long plane = (long long) (gridDim.x / kblocks) * seq_k * D;");
+        e.unrolled("h", "2", () -> {
+            e.line("const int key = krow + 8 * h;");
+            e.line("T* __restrict__ ob = out + (bh * seq_k + key) * (long long) D;");
+            e.block("if (key < seq_k)", () -> e.unrolled("n", "D / 8", () -> {
+                e.line("*reinterpret_cast<" + vec2 + "*>(ob + n * 8 + 2 * t4) = " + pack2 + "(dk[n][2 * h] * SCALE, dk[n][2 * h + 1] * SCALE);");
+                e.line("*reinterpret_cast<" + vec2 + "*>(ob + plane + n * 8 + 2 * t4) = " + pack2 + "(dv[n][2 * h], dv[n][2 * h + 1]);");
+            }));
         });
     }
 }
