@@ -70,6 +70,7 @@ final class EagerForward {
         for (Kernel k : program.model().kernels()) {
             List<Operand> written = new ArrayList<>(List.of(k.output()));
             written.addAll(k.sideOutputs()); // a side output lives from its writer, like the output
+            written.addAll(k.workspace()); // scratch (an attention's roped q and k) lives while its kernel runs
             for (Operand w : written) {
                 if (buffers.value(w.value()) == null) {
                     Allocation a = buffers.allocate(w.bytes());
