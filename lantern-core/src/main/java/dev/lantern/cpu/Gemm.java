@@ -20,8 +20,8 @@ import static dev.lantern.cpu.GemmKernel.NR;
  *     reads in place; B into (KC × NR) panels (f32, zero-padded); no task packs anything and
  *     packing costs O(MK + KN);
  * <li>tasks are (batch, MC-row block, NC-column block) tiles of C, handed out dynamically; per K
- *     block a task runs the MR × NR (8 × 2 vectors) micro-kernel over its panels into a per-thread f32 tile buffer
- *     (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 170 KB, in L2);
+ *     block a task runs the MR × NR (8 × 2 vectors, 4 × 2 on AVX2) micro-kernel over its panels into a per-thread f32
+ *     tile buffer (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 160 KB, in L2);
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
  *     over the tile, still in L2, and stores to C in C's dtype.
  * </ol>
@@ -31,7 +31,8 @@ public final class Gemm {
     private Gemm() {}
 
     static final int KC = 256;
-    static final int MC = 20 * MR;
+    /** 160 rows (a multiple of MR = 4 or 8): the A block, MC × KC f32 = 160 KB, stays in L2. */
+    static final int MC = 160;
     static final int NC = 16 * NR;
     /** How many tiles of C per thread the column blocks are narrowed to at most (with more than one thread; 2 measured the same). */
     static final long TILES_PER_THREAD = 4;

@@ -23,9 +23,15 @@ final class GemmNarrowKernel {
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
+    /**
+     * 4 with 32 vector registers; 2 with AVX2's 16, where 3 or 4 rows × 4 accumulators, 4 B vectors
+     * and the broadcasts do not fit (the 4-row full kernel takes 3 rows instead).
+     */
+    private static final int MAX_ROWS = F.length() <= 8 ? 2 : 4;
+
     /** Whether {@code rows} real rows of an A panel go here (vector path only). */
     static boolean takes(int rows) {
-        return CpuConfig.VECTOR && rows >= 1 && rows <= 4;
+        return CpuConfig.VECTOR && rows >= 1 && rows <= MAX_ROWS;
     }
 
     /**
