@@ -311,11 +311,11 @@ public final class Gemm {
         int wide = GemmNarrowKernel.takes(narrowRows) ? mPanels - 1 : mPanels;
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
-            int aBlock = aBase + i0 * lda + k0;
+            int aBlock = aBase + i0 * lda + (GemmKernel.PACKED_A ? MR * k0 : k0);
             long bBlock = bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR;
             for (int jr = 0; jr < nPanels; jr++) {
                 for (int ir = 0; ir < wide; ir++) {
-                    GemmKernel.run(ap, aBlock + ir * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
+                    GemmKernel.runPacked(ap, aBlock + ir * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
             if (wide < mPanels) {
@@ -326,7 +326,7 @@ public final class Gemm {
                             cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
                 }
                 if (jr < nPanels) {
-                    GemmKernel.run(ap, aBlock + wide * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
+                    GemmKernel.runPacked(ap, aBlock + wide * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
         }
