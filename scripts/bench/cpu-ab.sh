@@ -6,7 +6,7 @@
 #   (change, build again) && cp -r lantern-cli/target/lib /tmp/ab/new/
 #   scripts/bench/cpu-ab.sh cpu-small /tmp/ab/base /tmp/ab/new                 # 1 thread, 45 s: CPU ms per forward
 #   AB_THREADS=2 AB_WALL=1 AB_SECONDS=60 scripts/bench/cpu-ab.sh encoder-small /tmp/ab/base /tmp/ab/new
-#   scripts/bench/cpu-ab.sh gpt2:/tmp/lantern-bench/gpt2-small/model.onnx /tmp/ab/base /tmp/ab/new
+#   scripts/bench/cpu-ab.sh gpt2:/tmp/lantern-bench/gpt2-small/model.onnx /tmp/ab/base /tmp/ab/new    # gpt2b8: for batch 8
 #
 # Each DIR holds lib/*.jar (lantern-core, lantern-bench and their dependencies).
 set -euo pipefail

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.LongSupplier;
 
-/** One build's forward (loaded once per build by {@link Ab}): a block config name, or gpt2:MODEL.onnx at batch 1, seq 128. */
+/** One build's forward (loaded once per build by {@link Ab}): a block config name, or gpt2:MODEL.onnx (gpt2b8:MODEL.onnx) at batch 1 (8), seq 128. */
 public class AbTarget implements LongSupplier {
     private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
     private static final boolean WALL = System.getProperty("ab.wall") != null;
@@ -19,6 +19,7 @@ public class AbTarget implements LongSupplier {
 
     public AbTarget(String target) {
         CpuTarget t = target.startsWith("gpt2:") ? CpuTarget.onnx(Path.of(target.substring(5)), 1, 128, 42)
+                : target.startsWith("gpt2b8:") ? CpuTarget.onnx(Path.of(target.substring(7)), 8, 128, 42)
                 : CpuTarget.block(BlockConfig.named(target), 42);
         exec = t.executor();
         in = t.inputs();

@@ -20,8 +20,8 @@ import static dev.lantern.cpu.GemmKernel.NR;
  *     reads in place; B into (KC × NR) panels (f32, zero-padded); no task packs anything and
  *     packing costs O(MK + KN);
  * <li>tasks are (batch, MC-row block, NC-column block) tiles of C, handed out dynamically; per K
- *     block a task runs the MR × NR (8 × 2 vectors) micro-kernel over its panels into a per-thread f32 tile buffer
- *     (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 170 KB, in L2);
+ *     block a task runs the MR × NR (8 × 2 vectors, 4 × 2 on AVX2) micro-kernel over its panels into a per-thread f32
+ *     tile buffer (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 160 KB, in L2);
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
  *     over the tile, still in L2, and stores to C in C's dtype.
  * </ol>
@@ -31,7 +31,8 @@ public final class Gemm {
     private Gemm() {}
 
     static final int KC = 256;
-    static final int MC = 20 * MR;
+    /** 160 rows (a multiple of MR = 4 or 8): the A block, MC × KC f32 = 160 KB, stays in L2. */
+    static final int MC = 160;
     static final int NC = 16 * NR;
     /** How many tiles of C per thread the column blocks are narrowed to at most (with more than one thread; 2 measured the same). */
     static final long TILES_PER_THREAD = 4;
@@ -310,11 +311,11 @@ public final class Gemm {
         int wide = GemmNarrowKernel.takes(narrowRows) ? mPanels - 1 : mPanels;
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
-            int aBlock = aBase + i0 * lda + k0;
+            int aBlock = aBase + i0 * lda + (GemmKernel.PACKED_A ? MR * k0 : k0);
             long bBlock = bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR;
             for (int jr = 0; jr < nPanels; jr++) {
                 for (int ir = 0; ir < wide; ir++) {
-                    GemmKernel.run(ap, aBlock + ir * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
+                    GemmKernel.runPacked(ap, aBlock + ir * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
             if (wide < mPanels) {
@@ -325,7 +326,7 @@ public final class Gemm {
                             cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
                 }
                 if (jr < nPanels) {
-                    GemmKernel.run(ap, aBlock + wide * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
+                    GemmKernel.runPacked(ap, aBlock + wide * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
                 }
             }
         }

@@ -9,14 +9,14 @@ import java.nio.ByteOrder;
 import static dev.lantern.cpu.CpuConfig.F;
 
 /**
- * The register-tiled micro-kernel: an MR × NR tile of C (8 rows × 2 vectors = 16 accumulators,
- * 8×32 with 512-bit vectors, 8×16 on AVX2) updated by kc rank-1 steps from packed panels:
+ * The register-tiled micro-kernel: an MR × NR tile of C (MR rows × 2 vectors) updated by kc rank-1
+ * steps from packed panels: 8×32 with 512-bit vectors (16 accumulators), 4×16 on AVX2 (8; see {@link #MR}).
  * A is MR rows of a heap array read in place (row r at ao + r·lda, A[r, p] at ao + r·lda + p: the
  * A "packing" is a row copy, no transposition), bp holds B's NR columns row by row
- * (bp[p·NR + c] = B[p, c]). Per step: 2 vector loads of B, 8 broadcasts of A, 16 FMAs. Eight rows
- * rather than six: 5–10 % more GFLOP/s per core on AVX-512 (CPU time, one thread, packed weights:
+ * (bp[p·NR + c] = B[p, c]). Per step: 2 vector loads of B, MR broadcasts of A, 2·MR FMAs. Eight rows
+ * rather than six on AVX-512: 5–10 % more GFLOP/s per core (CPU time, one thread, packed weights:
  * 128×768×2304 144 → 157–161, 256×1024×256 111–121 → 121–145), 32 vector registers holding the
- * 16 accumulators, 2 B vectors and the broadcast with room to spare.
+ * 16 accumulators, 2 B vectors and the broadcasts with room to spare.
  * C is a padded f32 tile buffer (row stride ldc), loaded first when {@code accumulate}.
  *
  * <p>NOTE: the B panels are read from native {@link MemorySegment}s, not with {@code fromArray}: C2
@@ -35,7 +35,16 @@ import static dev.lantern.cpu.CpuConfig.F;
 final class GemmKernel {
     private GemmKernel() {}
 
-    static final int MR = 8;
+    /**
+     * Rows of the register tile: 8 with 32 vector registers (AVX-512); 4 with AVX2's 16. There the
+     * 8-row tile needs 16 accumulators + 2 B vectors + a broadcast, and C2 keeps accumulators on the
+     * stack (a load, FMA and store per step): 31 GFLOP/s, kernel alone, one core of an AMD EPYC (Zen 3,
+     * AVX2), 2026-12-02. Six rows (12 + 2 + 1) fit only when C2 interleaves the broadcasts with the
+     * FMAs: it did under G1 (88 GFLOP/s), but under the Parallel and Serial collectors, which every
+     * Lantern launcher uses, it hoisted all six broadcasts and spilled (38). Four rows fit even so
+     * (8 + 2 + 4): 62–78 under every collector.
+     */
+    static final int MR = CpuConfig.VECTOR && F.length() <= 8 ? 4 : 8;
     /** Two vectors of the preferred species (16 on AVX2); 16 when vectorisation is off. */
     static final int NR = CpuConfig.VECTOR ? 2 * F.length() : 16;
 
@@ -47,10 +56,36 @@ final class GemmKernel {
      * read in place: see the class note); bp: the native B panels, bo an element offset into them.
      */
     static void run(float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
-        if (CpuConfig.VECTOR) {
-            vector(a, ao, lda, bp, bo * 4L, kc, c, co, ldc, accumulate);
+        run(MR, a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
+    }
+
+    /**
+     * Whether {@link Gemm} packs A into MR-row panels, A[r, p] at {@code panel + MR·p + r} (the 4-row
+     * tile on AVX2), rather than copying its rows ({@link #run}'s layout, which the 8-row tile reads
+     * as fast as a packed panel: 201 vs 201 GFLOP/s on AVX-512).
+     */
+    static final boolean PACKED_A = CpuConfig.VECTOR && MR == 4;
+
+    /**
+     * The micro-kernel on {@link Gemm}'s copy of A: with {@link #PACKED_A}, {@code ao} is the panel's
+     * offset plus MR·p0 for the K block's first column p0 (lda unused); otherwise {@link #run}.
+     */
+    static void runPacked(float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
+        if (PACKED_A) {
+            vector4Packed(a, ao, bp, bo * 4L, kc, c, co, ldc, accumulate);
         } else {
+            run(MR, a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
+        }
+    }
+
+    /** {@link #run} with the tile's rows named (4 or 8, as tests ask for both on any machine); the scalar loop when vectors are off. */
+    static void run(int rows, float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
+        if (!CpuConfig.VECTOR) {
             scalar(a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
+        } else if (rows == 4) {
+            vector4(a, ao, lda, bp, bo * 4L, kc, c, co, ldc, accumulate);
+        } else {
+            vector(a, ao, lda, bp, bo * 4L, kc, c, co, ldc, accumulate);
         }
     }
 
@@ -124,6 +159,99 @@ final class GemmKernel {
         c61.intoArray(c, co + 6 * ldc + w);
         c70.intoArray(c, co + 7 * ldc);
         c71.intoArray(c, co + 7 * ldc + w);
+    }
+
+    /** {@link #vector} with four rows, for 16 vector registers. */
+    private static void vector4(float[] a, int a0, int lda, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
+        final int w = F.length();
+        FloatVector c00, c01, c10, c11, c20, c21, c30, c31;
+        if (accumulate) {
+            c00 = FloatVector.fromArray(F, c, co);
+            c01 = FloatVector.fromArray(F, c, co + w);
+            c10 = FloatVector.fromArray(F, c, co + ldc);
+            c11 = FloatVector.fromArray(F, c, co + ldc + w);
+            c20 = FloatVector.fromArray(F, c, co + 2 * ldc);
+            c21 = FloatVector.fromArray(F, c, co + 2 * ldc + w);
+            c30 = FloatVector.fromArray(F, c, co + 3 * ldc);
+            c31 = FloatVector.fromArray(F, c, co + 3 * ldc + w);
+        } else {
+            c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = FloatVector.zero(F);
+        }
+        final long vb = w * 4L;
+        final int a1 = a0 + lda, a2 = a1 + lda, a3 = a2 + lda;
+        for (int p = 0; p < kc; p++, b += 2 * vb) {
+            FloatVector b0 = FloatVector.fromMemorySegment(F, bp, b, LE);
+            FloatVector b1 = FloatVector.fromMemorySegment(F, bp, b + vb, LE);
+            FloatVector x = FloatVector.broadcast(F, a[a0 + p]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(F, a[a1 + p]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(F, a[a2 + p]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(F, a[a3 + p]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+        }
+        c00.intoArray(c, co);
+        c01.intoArray(c, co + w);
+        c10.intoArray(c, co + ldc);
+        c11.intoArray(c, co + ldc + w);
+        c20.intoArray(c, co + 2 * ldc);
+        c21.intoArray(c, co + 2 * ldc + w);
+        c30.intoArray(c, co + 3 * ldc);
+        c31.intoArray(c, co + 3 * ldc + w);
+    }
+
+    /**
+     * {@link #vector4} on a packed A panel: A[r, p] at {@code ai + 4·p + r}. One index register
+     * addresses all four broadcasts (constant displacements); the row-major form needs an address
+     * computation per row per step and ran at 58–60 GFLOP/s against 84–90 for this one (kernel alone,
+     * one core, AVX2, K block 256, 16 B panels, interleaved in one JVM, Parallel and G1 collectors alike).
+     */
+    static void vector4Packed(float[] a, int ai, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
+        final int w = F.length();
+        FloatVector c00, c01, c10, c11, c20, c21, c30, c31;
+        if (accumulate) {
+            c00 = FloatVector.fromArray(F, c, co);
+            c01 = FloatVector.fromArray(F, c, co + w);
+            c10 = FloatVector.fromArray(F, c, co + ldc);
+            c11 = FloatVector.fromArray(F, c, co + ldc + w);
+            c20 = FloatVector.fromArray(F, c, co + 2 * ldc);
+            c21 = FloatVector.fromArray(F, c, co + 2 * ldc + w);
+            c30 = FloatVector.fromArray(F, c, co + 3 * ldc);
+            c31 = FloatVector.fromArray(F, c, co + 3 * ldc + w);
+        } else {
+            c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = FloatVector.zero(F);
+        }
+        final long vb = w * 4L;
+        for (int p = 0; p < kc; p++, b += 2 * vb) {
+            final int i = ai + 4 * p;
+            FloatVector b0 = FloatVector.fromMemorySegment(F, bp, b, LE);
+            FloatVector b1 = FloatVector.fromMemorySegment(F, bp, b + vb, LE);
+            FloatVector x = FloatVector.broadcast(F, a[i]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(F, a[i + 1]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(F, a[i + 2]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(F, a[i + 3]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+        }
+        c00.intoArray(c, co);
+        c01.intoArray(c, co + w);
+        c10.intoArray(c, co + ldc);
+        c11.intoArray(c, co + ldc + w);
+        c20.intoArray(c, co + 2 * ldc);
+        c21.intoArray(c, co + 2 * ldc + w);
+        c30.intoArray(c, co + 3 * ldc);
+        c31.intoArray(c, co + 3 * ldc + w);
     }
 
     private static void scalar(float[] ap, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {

@@ -23,18 +23,30 @@ final class GemmNarrowKernel {
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
+    /**
+     * 4 with 32 vector registers; 2 with AVX2's 16, where 3 or 4 rows × 4 accumulators, 4 B vectors
+     * and the broadcasts do not fit (the 4-row full kernel takes 3 rows instead).
+     */
+    private static final int MAX_ROWS = F.length() <= 8 ? 2 : 4;
+
+    /** A's step along p: 1 for rows read in place, MR in a packed panel ({@link GemmKernel#PACKED_A}). */
+    private static final int PS = GemmKernel.PACKED_A ? GemmKernel.MR : 1;
+
     /** Whether {@code rows} real rows of an A panel go here (vector path only). */
     static boolean takes(int rows) {
-        return CpuConfig.VECTOR && rows >= 1 && rows <= 4;
+        return CpuConfig.VECTOR && rows >= 1 && rows <= MAX_ROWS;
     }
 
     /**
-     * C[r, 0 .. 2·NR) for r < rows from A's rows at ao + r·lda of the heap array a and the two
+     * C[r, 0 .. 2·NR) for r < rows from A's rows at ao + r·lda of the heap array a (Gemm's packed
+     * panel, A[r, p] at ao + MR·p + r, with {@link GemmKernel#PACKED_A}) and the two
      * consecutive B panels at element bo and bo + kc·NR; C rows at co + r·ldc.
      */
     static void run(int rows, float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
         final int w = F.length();
-        final int a1 = ao + lda, a2 = a1 + lda, a3 = a2 + lda;
+        // A[r, p] at ao + r·rs + PS·p: rows in place, or Gemm's packed panel (GemmKernel.PACKED_A)
+        final int rs = GemmKernel.PACKED_A ? 1 : lda;
+        final int a1 = ao + rs, a2 = a1 + rs, a3 = a2 + rs;
         final long b0 = bo * 4L;
         final long b1 = (bo + (long) kc * NR) * 4L;
         final long vb = w * 4L;
@@ -70,7 +82,7 @@ final class GemmNarrowKernel {
         if (rows == 1) {
             for (int p = 0; p < kc; p++) {
                 long pb = p * step;
-                FloatVector x = FloatVector.broadcast(F, a[ao + p]);
+                FloatVector x = FloatVector.broadcast(F, a[ao + PS * p]);
                 c00 = x.fma(FloatVector.fromMemorySegment(F, bp, b0 + pb, LE), c00);
                 c01 = x.fma(FloatVector.fromMemorySegment(F, bp, b0 + pb + vb, LE), c01);
                 c02 = x.fma(FloatVector.fromMemorySegment(F, bp, b1 + pb, LE), c02);
@@ -83,12 +95,12 @@ final class GemmNarrowKernel {
                 FloatVector y1 = FloatVector.fromMemorySegment(F, bp, b0 + pb + vb, LE);
                 FloatVector y2 = FloatVector.fromMemorySegment(F, bp, b1 + pb, LE);
                 FloatVector y3 = FloatVector.fromMemorySegment(F, bp, b1 + pb + vb, LE);
-                FloatVector x = FloatVector.broadcast(F, a[ao + p]);
+                FloatVector x = FloatVector.broadcast(F, a[ao + PS * p]);
                 c00 = x.fma(y0, c00);
                 c01 = x.fma(y1, c01);
                 c02 = x.fma(y2, c02);
                 c03 = x.fma(y3, c03);
-                x = FloatVector.broadcast(F, a[a1 + p]);
+                x = FloatVector.broadcast(F, a[a1 + PS * p]);
                 c10 = x.fma(y0, c10);
                 c11 = x.fma(y1, c11);
                 c12 = x.fma(y2, c12);
@@ -101,17 +113,17 @@ final class GemmNarrowKernel {
                 FloatVector y1 = FloatVector.fromMemorySegment(F, bp, b0 + pb + vb, LE);
                 FloatVector y2 = FloatVector.fromMemorySegment(F, bp, b1 + pb, LE);
                 FloatVector y3 = FloatVector.fromMemorySegment(F, bp, b1 + pb + vb, LE);
-                FloatVector x = FloatVector.broadcast(F, a[ao + p]);
+                FloatVector x = FloatVector.broadcast(F, a[ao + PS * p]);
                 c00 = x.fma(y0, c00);
                 c01 = x.fma(y1, c01);
                 c02 = x.fma(y2, c02);
                 c03 = x.fma(y3, c03);
-                x = FloatVector.broadcast(F, a[a1 + p]);
+                x = FloatVector.broadcast(F, a[a1 + PS * p]);
                 c10 = x.fma(y0, c10);
                 c11 = x.fma(y1, c11);
                 c12 = x.fma(y2, c12);
                 c13 = x.fma(y3, c13);
-                x = FloatVector.broadcast(F, a[a2 + p]);
+                x = FloatVector.broadcast(F, a[a2 + PS * p]);
                 c20 = x.fma(y0, c20);
                 c21 = x.fma(y1, c21);
                 c22 = x.fma(y2, c22);
@@ -124,22 +136,22 @@ final class GemmNarrowKernel {
                 FloatVector y1 = FloatVector.fromMemorySegment(F, bp, b0 + pb + vb, LE);
                 FloatVector y2 = FloatVector.fromMemorySegment(F, bp, b1 + pb, LE);
                 FloatVector y3 = FloatVector.fromMemorySegment(F, bp, b1 + pb + vb, LE);
-                FloatVector x = FloatVector.broadcast(F, a[ao + p]);
+                FloatVector x = FloatVector.broadcast(F, a[ao + PS * p]);
                 c00 = x.fma(y0, c00);
                 c01 = x.fma(y1, c01);
                 c02 = x.fma(y2, c02);
                 c03 = x.fma(y3, c03);
-                x = FloatVector.broadcast(F, a[a1 + p]);
+                x = FloatVector.broadcast(F, a[a1 + PS * p]);
                 c10 = x.fma(y0, c10);
                 c11 = x.fma(y1, c11);
                 c12 = x.fma(y2, c12);
                 c13 = x.fma(y3, c13);
-                x = FloatVector.broadcast(F, a[a2 + p]);
+                x = FloatVector.broadcast(F, a[a2 + PS * p]);
                 c20 = x.fma(y0, c20);
                 c21 = x.fma(y1, c21);
                 c22 = x.fma(y2, c22);
                 c23 = x.fma(y3, c23);
-                x = FloatVector.broadcast(F, a[a3 + p]);
+                x = FloatVector.broadcast(F, a[a3 + PS * p]);
                 c30 = x.fma(y0, c30);
                 c31 = x.fma(y1, c31);
                 c32 = x.fma(y2, c32);

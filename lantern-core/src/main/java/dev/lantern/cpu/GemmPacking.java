@@ -2,6 +2,7 @@ package dev.lantern.cpu;
 
 import java.lang.foreign.MemorySegment;
 
+import static dev.lantern.cpu.GemmKernel.MR;
 import static dev.lantern.cpu.GemmKernel.NR;
 
 /**
@@ -15,18 +16,45 @@ final class GemmPacking {
     private GemmPacking() {}
 
     /**
-     * A rows [i0, i0+rows) into the heap array ap, row r at {@code base + r·lda}, all k columns (the
-     * micro-kernel reads A's rows in place, so A is only copied, converted to f32); rows past m are zero.
+     * A rows [i0, i0+rows) (i0 a multiple of MR) into the heap array ap, converted to f32, all k columns;
+     * rows past m are zero. Row r at {@code base + r·lda} (the micro-kernel reads rows in place), or
+     * with {@link GemmKernel#PACKED_A} in MR-row panels: A[i0 + r, p] at
+     * {@code base + (r / MR)·MR·lda + MR·p + r % MR} (the same footprint).
      */
     static void copyA(Gemm.Matrix a, long aOff, int i0, int rows, int m, int k, float[] ap, int base, int lda) {
+        float[] row = GemmKernel.PACKED_A ? row(k) : null;
         for (int r = 0; r < rows; r++) {
             int i = i0 + r;
+            if (!GemmKernel.PACKED_A) {
+                if (i < m) {
+                    Convert.load(a.segment(), a.dtype(), aOff + a.offset() + i * a.rowStride(), a.colStride(), ap, base + r * lda, k);
+                } else {
+                    java.util.Arrays.fill(ap, base + r * lda, base + r * lda + k, 0f);
+                }
+                continue;
+            }
             if (i < m) {
-                Convert.load(a.segment(), a.dtype(), aOff + a.offset() + i * a.rowStride(), a.colStride(), ap, base + r * lda, k);
+                Convert.load(a.segment(), a.dtype(), aOff + a.offset() + i * a.rowStride(), a.colStride(), row, 0, k);
             } else {
-                java.util.Arrays.fill(ap, base + r * lda, base + r * lda + k, 0f);
+                java.util.Arrays.fill(row, 0, k, 0f);
+            }
+            int at = base + r / MR * MR * lda + r % MR;
+            for (int p = 0; p < k; p++) {
+                ap[at + MR * p] = row[p];
             }
         }
+    }
+
+    private static final ThreadLocal<float[]> ROW = ThreadLocal.withInitial(() -> new float[0]);
+
+    /** The calling thread's row of at least k floats, grown on demand. */
+    private static float[] row(int k) {
+        float[] r = ROW.get();
+        if (r.length < k) {
+            r = new float[k];
+            ROW.set(r);
+        }
+        return r;
     }
 
     /**
