@@ -16,11 +16,10 @@ import java.util.Set;
  * Which elementwise kernels write over an input that dies at them. Kernel {@code k} (kind
  * {@link KernelKind#ELEMENTWISE}) takes input {@code x} when:
  * <ul>
- * <li>x is a kernel's output in the arena (not a graph input, parameter, constant or scratch), read
+ * <li>x is a kernel's output in the arena (not a graph input, parameter or constant), read
  *     by k as itself: dense, not through a view, with k's output shape (no broadcast), and it is
  *     not a graph output;</li>
- * <li>k is x's last reader, and x's slot has the bytes of k's output (the same element size);</li>
- * <li>no other output already took x.</li>
+ * <li>k is x's last reader, and x's slot has the bytes of k's output (the same element size).</li>
  * </ul>
  * The first such input in k's input order is taken. The handover is safe on every backend because
  * an elementwise kernel loads element i of each input before it stores element i of its output, and
@@ -36,10 +35,7 @@ final class InPlace {
         buffers.forEach(b -> life.put(b.value(), b));
         Set<String> outputs = new HashSet<>();
         g.outputs().forEach(o -> outputs.add(MemoryPlanner.base(g, o)));
-        Set<String> scratch = new HashSet<>();
-        kernels.forEach(k -> k.workspace().forEach(w -> scratch.add(w.value())));
         Map<String, String> taken = new LinkedHashMap<>();
-        Set<String> given = new HashSet<>();
         for (Kernel k : kernels) {
             if (k.kind() != KernelKind.ELEMENTWISE) {
                 continue;
@@ -47,10 +43,8 @@ final class InPlace {
             Buffer out = life.get(k.output().value());
             for (Operand in : k.inputs()) {
                 Buffer x = life.get(in.storage());
-                if (x != null && out != null && eligible(k, in, x, out) && !outputs.contains(x.value())
-                        && !scratch.contains(x.value()) && !given.contains(x.value())) {
+                if (x != null && eligible(k, in, x, out) && !outputs.contains(x.value())) {
                     taken.put(out.value(), x.value());
-                    given.add(x.value());
                     break;
                 }
             }

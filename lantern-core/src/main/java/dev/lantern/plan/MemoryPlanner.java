@@ -44,12 +44,7 @@ public final class MemoryPlanner {
     public static MemoryPlan plan(Graph g, List<Kernel> kernels) {
         List<Buffer> buffers = lifetimes(g, kernels);
         Map<String, String> inPlace = InPlace.of(g, kernels, buffers);
-        if (inPlace.isEmpty()) {
-            return pack(buffers, kernels.size());
-        }
         // each chain of hand-overs is packed as one slot, then split back into its values' buffers
-        Map<String, Buffer> byValue = new LinkedHashMap<>();
-        buffers.forEach(b -> byValue.put(b.value(), b));
         Map<String, String> root = new LinkedHashMap<>();
         Map<String, Buffer> slots = new LinkedHashMap<>();
         for (Buffer b : buffers) {
