@@ -28,6 +28,8 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
     /** Ids the one-CTA sort takes: 16 384 keys of 8 bytes, 128 KiB of shared memory. */
     public static final long MAX_COUNT = 16_384;
     static final int SORT_THREADS = 1024;
+    /** Keys and updates the sum loads ahead of its adds. */
+    static final int LOOKAHEAD = 8;
 
     public enum Stage { SORT, SUM }
 
@@ -152,9 +154,25 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
                 e.line("if (keys[mid] < want) lo = mid + 1; else hi = mid;");
             });
             e.line("double acc = 0.0;");
-            e.block("for (long long q = lo; q < COUNT && (keys[q] >> 32) == (unsigned long long) r; ++q)", () -> {
-                e.line("const long long i = (long long) (keys[q] & 0xFFFFFFFFULL);");
-                e.line("acc += (double) lt_f32(upd[(b * COUNT + i) * INNER + j]);");
+            e.comment("LOOKAHEAD keys and their updates are loaded before any is added (the loop is latency-bound");
+            e.comment("otherwise: one dependent key and update load per id); the adds stay in position order");
+            e.linef("constexpr int LOOKAHEAD = %d;", LOOKAHEAD);
+            e.block("for (long long q = lo; q < COUNT; q += LOOKAHEAD)", () -> {
+                e.line("unsigned long long kq[LOOKAHEAD];");
+                e.line("float x[LOOKAHEAD];");
+                e.line("#pragma unroll");
+                e.line("for (int u = 0; u < LOOKAHEAD; ++u) kq[u] = q + u < COUNT ? keys[q + u] : ~0ULL;");
+                e.line("#pragma unroll");
+                e.block("for (int u = 0; u < LOOKAHEAD; ++u)", () -> {
+                    e.line("const bool hit = (kq[u] >> 32) == (unsigned long long) r;");
+                    e.line("x[u] = hit ? lt_f32(upd[(b * COUNT + (long long) (kq[u] & 0xFFFFFFFFULL)) * INNER + j]) : 0.f;");
+                });
+                e.line("bool more = true;");
+                e.line("#pragma unroll");
+                e.block("for (int u = 0; u < LOOKAHEAD; ++u)", () -> {
+                    e.line("if ((kq[u] >> 32) == (unsigned long long) r) acc += (double) x[u]; else more = false;");
+                });
+                e.line("if (!more) break;  // sorted: the first key of another row ends r's run");
             });
             e.line("out[(b * SIZE + r) * INNER + j] = lt_from<" + t + ">((float) acc);");
         });
