@@ -47,6 +47,12 @@ public final class MultiTensorKernels {
     public static final int TENSOR_WORDS = 5;
     /** 64-bit words per chunk in the chunk table. */
     public static final int CHUNK_WORDS = 2;
+    /**
+     * Elements per vector access: where every array of a chunk starts 16-byte aligned (the flat
+     * state buffers place each tensor at a multiple of this; masters and gradients are allocated
+     * aligned), the loops move float4s, four elements a thread, else one element at a time.
+     */
+    public static final int ALIGN = 4;
 
     private MultiTensorKernels() {}
 
@@ -66,13 +72,14 @@ public final class MultiTensorKernels {
             chunkPrologue(e);
             e.line("double s = 0.0;");
             e.line("int b = 0;");
-            e.block("for (long long i = start + threadIdx.x; i < end; i += blockDim.x)", () -> {
-                e.line("float x = g[i];");
+            e.block("auto el = [&](float x)", () -> {
                 e.line("if (!identity) x = __fmul_rn(x, inv);");
                 e.line("if (!isfinite(x)) b = 1;");
                 e.line("const double d = (double) x;");
                 e.line("s = fma(d, d, s);");
             });
+            e.line(";");
+            vectorLoop(e, List.of("g"), List.of(), "el(G.x); el(G.y); el(G.z); el(G.w);", "el(g[i]);");
             e.line("__shared__ double sh[" + THREADS + "];");
             e.line("__shared__ int sb[" + THREADS + "];");
             e.line("sh[threadIdx.x] = s;");
@@ -111,25 +118,22 @@ public final class MultiTensorKernels {
         }
         e.block(signature(name, params), () -> {
             chunkPrologue(e);
-            e.line("float* p = (float*) tensors[t * " + TENSOR_WORDS + "];");
-            e.line("float* m = (float*) tensors[t * " + TENSOR_WORDS + " + 2];");
-            e.line("float* v = (float*) tensors[t * " + TENSOR_WORDS + " + 3];");
-            e.block("for (long long i = start + threadIdx.x; i < end; i += blockDim.x)", () -> {
-                e.line("float ge = g[i];");
+            e.line("float* __restrict__ p = (float*) tensors[t * " + TENSOR_WORDS + "];");
+            e.line("float* __restrict__ m = (float*) tensors[t * " + TENSOR_WORDS + " + 2];");
+            e.line("float* __restrict__ v = (float*) tensors[t * " + TENSOR_WORDS + " + 3];");
+            e.block("auto el = [&](float ge, float& pe, float& me, float& ve)", () -> {
                 e.line("if (!identity) ge = __fmul_rn(ge, inv);");
                 e.line("if (clip) ge = __fmul_rn(ge, coef);");
-                e.line("float pe = p[i];");
-                e.line("float me = m[i];");
-                e.line("float ve = v[i];");
                 e.line("if (doDecay) pe = __fmul_rn(pe, decay);");
                 e.line("me = fmaf(w1, __fsub_rn(ge, me), small ? me : ge);");
                 e.line("ve = fmaf(__fmul_rn(w2, ge), ge, __fmul_rn(ve, b2));");
                 e.line("const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(ve), bc2Sqrt), eps);");
                 e.line("pe = __fadd_rn(pe, __fdiv_rn(__fmul_rn(negStepSize, me), denom));");
-                e.line("p[i] = pe;");
-                e.line("m[i] = me;");
-                e.line("v[i] = ve;");
             });
+            e.line(";");
+            vectorLoop(e, List.of("g", "p", "m", "v"), List.of("p", "m", "v"),
+                    "el(G.x, P.x, M.x, V.x); el(G.y, P.y, M.y, V.y); el(G.z, P.z, M.z, V.z); el(G.w, P.w, M.w, V.w);",
+                    "float pe = p[i], me = m[i], ve = v[i]; el(g[i], pe, me, ve); p[i] = pe; m[i] = me; v[i] = ve;");
         });
         return source(name, e, params);
     }
@@ -151,22 +155,26 @@ public final class MultiTensorKernels {
         }
         e.block(signature(name, params), () -> {
             chunkPrologue(e);
-            e.line("float* p = (float*) tensors[t * " + TENSOR_WORDS + "];");
-            e.line("float* b = (float*) tensors[t * " + TENSOR_WORDS + " + 2];");
-            e.block("for (long long i = start + threadIdx.x; i < end; i += blockDim.x)", () -> {
-                e.line("float ge = g[i];");
+            e.line("float* __restrict__ p = (float*) tensors[t * " + TENSOR_WORDS + "];");
+            e.line("float* __restrict__ b = (float*) tensors[t * " + TENSOR_WORDS + " + 2];");
+            // the first step never reads the buffer: it may hold anything (a fresh allocation); without momentum b is 0
+            e.block("auto el = [&](float ge, float& pe, float& be)", () -> {
                 e.line("if (!identity) ge = __fmul_rn(ge, inv);");
                 e.line("if (clip) ge = __fmul_rn(ge, coef);");
-                e.line("const float pe = p[i];");
                 e.line("if (doDecay) ge = fmaf(wd, pe, ge);");
                 e.block("if (doMomentum)", () -> {
-                    // the first step never reads the buffer: it may hold anything (a fresh allocation)
-                    e.line("const float be = first ? ge : fmaf(keep, ge, __fmul_rn(b[i], momentum));");
-                    e.line("b[i] = be;");
+                    e.line("be = first ? ge : fmaf(keep, ge, __fmul_rn(be, momentum));");
                     e.line("ge = nesterov ? fmaf(momentum, be, ge) : be;");
                 });
-                e.line("p[i] = fmaf(negLr, ge, pe);");
+                e.line("pe = fmaf(negLr, ge, pe);");
             });
+            e.line(";");
+            e.block("if (doMomentum)", () -> vectorLoop(e, List.of("g", "p", "b"), List.of("p", "b"),
+                    "el(G.x, P.x, B.x); el(G.y, P.y, B.y); el(G.z, P.z, B.z); el(G.w, P.w, B.w);",
+                    "float pe = p[i], be = b[i]; el(g[i], pe, be); p[i] = pe; b[i] = be;"));
+            e.block("else", () -> vectorLoop(e, List.of("g", "p"), List.of("p"),
+                    "float bx, by, bz, bw; el(G.x, P.x, bx); el(G.y, P.y, by); el(G.z, P.z, bz); el(G.w, P.w, bw);",
+                    "float pe = p[i], be; el(g[i], pe, be); p[i] = pe;"));
         });
         return source(name, e, params);
     }
@@ -175,9 +183,33 @@ public final class MultiTensorKernels {
         e.line("const long long c = blockIdx.x;");
         e.line("const long long t = chunks[c * " + CHUNK_WORDS + "];");
         e.line("const long long start = chunks[c * " + CHUNK_WORDS + " + 1];");
-        e.line("const float* g = (const float*) tensors[t * " + TENSOR_WORDS + " + 1];");
+        e.line("const float* __restrict__ g = (const float*) tensors[t * " + TENSOR_WORDS + " + 1];");
         e.line("const long long n = tensors[t * " + TENSOR_WORDS + " + 4];");
         e.line("const long long end = start + " + CHUNK + "LL < n ? start + " + CHUNK + "LL : n;");
+    }
+
+    /**
+     * The chunk's loop: float4s of every array in {@code loads} (named by their upper-case
+     * initial: g -> G) when all of them start the chunk 16-byte aligned, {@code vectorBody} on
+     * them, the arrays in {@code stores} written back; the rest (a misaligned chunk, or a tensor's
+     * last elements past a multiple of four) one element a thread with {@code scalarBody} at
+     * {@code i}. Each element sees the same arithmetic either way.
+     */
+    private static void vectorLoop(CudaEmitter e, List<String> loads, List<String> stores, String vectorBody, String scalarBody) {
+        String aligned = String.join(" | ", loads.stream().map(a -> "(unsigned long long) (" + a + " + start)").toList());
+        e.line("const long long nv = ((" + aligned + ") & 15ULL) == 0 ? (end - start) / " + ALIGN + " : 0;");
+        e.block("for (long long k = threadIdx.x; k < nv; k += blockDim.x)", () -> {
+            e.line("const long long i = start + " + ALIGN + " * k;");
+            for (String a : loads) {
+                String c = a.equals("g") ? "const float4" : "float4";
+                e.line(c + " " + a.toUpperCase(java.util.Locale.ROOT) + " = *reinterpret_cast<const float4*>(" + a + " + i);");
+            }
+            e.line(vectorBody);
+            for (String a : stores) {
+                e.line("*reinterpret_cast<float4*>(" + a + " + i) = " + a.toUpperCase(java.util.Locale.ROOT) + ";");
+            }
+        });
+        e.block("for (long long i = start + " + ALIGN + " * nv + threadIdx.x; i < end; i += blockDim.x)", () -> e.line(scalarBody));
     }
 
     private static String signature(String name, List<KernelParam> params) {

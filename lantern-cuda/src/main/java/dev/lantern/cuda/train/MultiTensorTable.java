@@ -12,7 +12,7 @@ import java.util.Arrays;
  */
 final class MultiTensorTable {
     private final long[] sizes;
-    private final long[] offsets; // each tensor's first element in the flat moments
+    private final long[] offsets; // each tensor's first element in the flat moments, a multiple of ALIGN
     private final long[] chunks;
     private long[] tensors;
 
@@ -26,7 +26,7 @@ final class MultiTensorTable {
                 throw new IllegalArgumentException("tensor " + i + " of a multi-tensor step has " + sizes[i] + " elements");
             }
             offsets[i] = total;
-            total += sizes[i];
+            total += (sizes[i] + MultiTensorKernels.ALIGN - 1) / MultiTensorKernels.ALIGN * MultiTensorKernels.ALIGN;
             count += (sizes[i] + MultiTensorKernels.CHUNK - 1) / MultiTensorKernels.CHUNK;
         }
         if (count > Integer.MAX_VALUE) {

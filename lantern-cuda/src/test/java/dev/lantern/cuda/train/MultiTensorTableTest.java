@@ -53,7 +53,8 @@ class MultiTensorTableTest {
             long offset = 0;
             for (int i = 0; i < sizes.length; i++) {
                 assertEquals(offset, t.offset(i));
-                offset += sizes[i];
+                assertEquals(0, t.offset(i) % MultiTensorKernels.ALIGN, "each tensor's state starts 16-byte aligned (the kernels' float4 path)");
+                offset += i + 1 < sizes.length ? (sizes[i] + MultiTensorKernels.ALIGN - 1) / MultiTensorKernels.ALIGN * MultiTensorKernels.ALIGN : sizes[i];
             }
             assertEquals(offset, t.totalElements());
         }
@@ -64,7 +65,7 @@ class MultiTensorTableTest {
         MultiTensorTable t = new MultiTensorTable(new long[] {3, 20000});
         long[] first = t.tensors(new long[] {0x1000, 0x2000}, new long[] {0x3000, 0x4000}, 0x10000, 0x20000);
         assertNotNull(first);
-        assertArrayEquals(new long[] {0x1000, 0x3000, 0x10000, 0x20000, 3, 0x2000, 0x4000, 0x10000 + 12, 0x20000 + 12, 20000}, first);
+        assertArrayEquals(new long[] {0x1000, 0x3000, 0x10000, 0x20000, 3, 0x2000, 0x4000, 0x10000 + 16, 0x20000 + 16, 20000}, first);
         assertNull(t.tensors(new long[] {0x1000, 0x2000}, new long[] {0x3000, 0x4000}, 0x10000, 0x20000), "same addresses");
         assertNotNull(t.tensors(new long[] {0x1000, 0x2000}, new long[] {0x3000, 0x5000}, 0x10000, 0x20000), "a gradient moved");
     }
@@ -73,7 +74,7 @@ class MultiTensorTableTest {
     void stateTheOptimizerDoesNotKeepIsZero() {
         MultiTensorTable t = new MultiTensorTable(new long[] {3, 20000});
         // SGD with momentum: one buffer (the m words), no second moment
-        assertArrayEquals(new long[] {0x1000, 0x3000, 0x10000, 0, 3, 0x2000, 0x4000, 0x10000 + 12, 0, 20000},
+        assertArrayEquals(new long[] {0x1000, 0x3000, 0x10000, 0, 3, 0x2000, 0x4000, 0x10000 + 16, 0, 20000},
                 t.tensors(new long[] {0x1000, 0x2000}, new long[] {0x3000, 0x4000}, 0x10000, 0));
         // plain SGD: no state at all
         assertArrayEquals(new long[] {0x1000, 0x3000, 0, 0, 3, 0x2000, 0x4000, 0, 0, 20000},
