@@ -20,6 +20,11 @@ final class StridedReads {
             Op.GEMM, Set.of(0, 1),
             Op.ATTENTION, Set.of(0, 1, 2), // loads (seq, head_dim) tiles per (batch, head)
             Op.ROPE, Set.of(0),          // reads (seq, head_dim) rows per (batch, head)
+            // the flash backward reads q, k, v, o and dy as (seq, head_dim) rows per (batch, head) (the CPU's
+            // loadRows, CUDA's per-operand (b, h, s) strides): o and dy stay views of the (b, s, h, d) values
+            Op.ATTENTION_LSE, Set.of(0, 1),
+            Op.ATTENTION_GRAD_Q, Set.of(0, 1, 2, 3, 4),
+            Op.ATTENTION_GRAD_KV, Set.of(0, 1, 2, 3, 4),
             Op.PERMUTE, Set.of(0));      // a permute of a view is a view (or one strided copy)
 
     static boolean reads(Node user, int input) {
