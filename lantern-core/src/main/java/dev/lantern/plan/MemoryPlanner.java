@@ -132,7 +132,9 @@ public final class MemoryPlanner {
 
     /**
      * A slice read only by attention kernels may be read in place from its source (the CUDA
-     * backend does: GPT-2's q|k|v columns), so the source lives as long as the slice is read.
+     * backend does: GPT-2's q|k|v columns), so the source lives as long as the slice is read; so
+     * may a slice that is one contiguous block of its source read only by attention, rope and
+     * permute kernels (the flash backward's dk and dv halves).
      */
     private static void keepSlicedSources(List<Kernel> kernels, Map<String, int[]> life) {
         for (Kernel k : kernels) {
@@ -140,7 +142,10 @@ public final class MemoryPlanner {
                 continue;
             }
             String out = k.output().value();
-            boolean onlyAttention = kernels.stream().allMatch(r -> r.node().op() == dev.lantern.ir.Op.ATTENTION
+            java.util.Set<dev.lantern.ir.Op> readers = block(k)
+                    ? java.util.EnumSet.of(dev.lantern.ir.Op.ATTENTION, dev.lantern.ir.Op.ROPE, dev.lantern.ir.Op.PERMUTE)
+                    : java.util.EnumSet.of(dev.lantern.ir.Op.ATTENTION);
+            boolean onlyAttention = kernels.stream().allMatch(r -> readers.contains(r.node().op())
                     || r.inputs().stream().noneMatch(o -> o.storage().equals(out)));
             int[] sliced = life.get(out);
             int[] source = life.get(k.inputs().getFirst().storage());
@@ -148,6 +153,23 @@ public final class MemoryPlanner {
                 source[1] = Math.max(source[1], sliced[1]);
             }
         }
+    }
+
+    /** Whether slice {@code k} is one contiguous block of its dense input (every axis before the sliced one is 1). */
+    private static boolean block(Kernel k) {
+        Operand in = k.inputs().getFirst();
+        int rank = in.shape().rank();
+        int axis = k.node().attrs().getInt("axis", 0);
+        axis = axis < 0 ? axis + rank : axis;
+        if (axis == rank - 1 || !java.util.Arrays.equals(in.strides(), in.shape().contiguousStrides())) {
+            return false;
+        }
+        for (int a = 0; a < axis; a++) {
+            if (in.shape().dim(a) != 1) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** What {@code k} writes: its output, then its side outputs (each live from {@code k} to its last reader). */

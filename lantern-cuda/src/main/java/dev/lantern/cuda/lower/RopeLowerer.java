@@ -24,15 +24,16 @@ final class RopeLowerer implements KernelLowerer {
         double base = n.attrs().getDouble("base", 10000.0);
         long offset = n.attrs().getLong("offset", 0);
         long[] st = x.strides();
-        if (!x.contiguous() && x.shape().rank() == 4 && st[3] == 1) {
+        if (!x.denseStrides() && x.shape().rank() == 4 && st[3] == 1) {
             Shape s = x.shape();
             long rows = s.numel() / s.dim(3);
             RopeSpec spec = new RopeSpec("lt_rope", rows, s.dim(2), s.dim(3), base, offset, false, x.dtype(), o.dtype(),
                     new RopeSpec.InputLayout(s.dim(1), st[0], st[1], st[2]));
-            cx.launch(inverse ? spec.inverted() : spec, List.of(ptr(x.buf()), ptr(o.buf()), new Step.I64(rows)));
+            cx.launch(inverse ? spec.inverted() : spec, List.of(ptr(x), ptr(o.buf()), new Step.I64(rows)));
             return;
         }
-        ropeInto(cx, cx.contiguous(x), o, base, offset, inverse);
+        // dense strides read in place wherever the view starts (a slice of the flash backward's dk;dv, SliceAlias)
+        ropeInto(cx, x.denseStrides() ? x : cx.contiguous(x), o, base, offset, inverse);
     }
 
     /** Rotate-half RoPE of {@code x} into {@code dst}, through a (b, h, s, d) copy in {@code staging} when x is strided. */

@@ -20,14 +20,26 @@ import java.util.List;
  * planner keeps such a source alive, {@code MemoryPlanner.keepSlicedSources}). The block must
  * start, and source rows be, 16-byte aligned, as the attention kernels' vector and TMA loads are.
  *
+ * <p>A slice that is one contiguous block of its dense source (along the first axis that is not 1:
+ * the flash backward's stacked dk;dv cut into dk and dv) is read in place too, by attention, rope
+ * and permute kernels ({@link #BLOCK_READERS}, each reading through {@link LoweringContext#ptr(View)},
+ * offset included): the readers' strides stay as they are, the view starts at the block. Its start
+ * must be 16-byte aligned (the rope and transpose kernels' vector loads).
+ *
  * @param source      the dense source as the slice kernel reads it
- * @param width       the slice's last dimension
- * @param sourceWidth the source's last dimension
- * @param start       the slice's first column
+ * @param width       the slice's last dimension (a block: the source's element count, strides unmapped)
+ * @param sourceWidth the source's last dimension (a block: the same as width)
+ * @param start       the slice's first column (a block: its first element in the source)
  */
 record SliceAlias(View source, long width, long sourceWidth, long start) {
+    /** The kernels that read a block slice in place. */
+    static final java.util.Set<Op> BLOCK_READERS = java.util.EnumSet.of(Op.ATTENTION, Op.ROPE, Op.PERMUTE);
+
     /** {@code o} (stored in the slice's output) as a view into the source. */
     View view(Operand o) {
+        if (width == sourceWidth) {
+            return new View(source.buf(), o.dtype(), o.shape(), o.strides(), source.offset() + start);
+        }
         long[] st = o.strides();
         long[] mapped = new long[st.length];
         for (int i = 0; i < st.length; i++) {
@@ -54,7 +66,7 @@ record SliceAlias(View source, long width, long sourceWidth, long start) {
         int rank = source.shape().rank();
         int axis = k.node().attrs().getInt("axis", 0);
         if ((axis < 0 ? axis + rank : axis) != rank - 1) {
-            return null;
+            return block(k, index, source, axis < 0 ? axis + rank : axis, cx);
         }
         long width = k.output().shape().dim(rank - 1);
         long bytes = source.dtype().bytes();
@@ -81,6 +93,42 @@ record SliceAlias(View source, long width, long sourceWidth, long start) {
             return null;
         }
         return alias;
+    }
+
+    /** The alias of a slice that is one contiguous block of {@code source}, or null. */
+    private static SliceAlias block(Kernel k, int index, View source, int axis, LoweringContext cx) {
+        for (int a = 0; a < axis; a++) {
+            if (source.shape().dim(a) != 1) {
+                return null;
+            }
+        }
+        long first = k.node().attrs().getInt("start", 0) * source.strides()[axis];
+        if (first * source.dtype().bytes() % 16 != 0 || source.offset() * source.dtype().bytes() % 16 != 0) {
+            return null;
+        }
+        int lastReader = lastReader(k, index, cx, BLOCK_READERS);
+        if (lastReader < 0 || !sourceSurvives(cx.model.plan(), source.buf().name(), lastReader)) {
+            return null;
+        }
+        long n = source.shape().numel();
+        return new SliceAlias(source, n, n, first);
+    }
+
+    /** The last kernel reading {@code k}'s output, or -1 when none does or one is not of {@code readers} or runs first. */
+    private static int lastReader(Kernel k, int index, LoweringContext cx, java.util.Set<Op> readers) {
+        List<Kernel> kernels = cx.model.kernels();
+        int last = -1;
+        for (int j = 0; j < kernels.size(); j++) {
+            for (Operand o : kernels.get(j).inputs()) {
+                if (o.storage().equals(k.output().value())) {
+                    if (!readers.contains(kernels.get(j).node().op()) || j <= index) {
+                        return -1;
+                    }
+                    last = j;
+                }
+            }
+        }
+        return last;
     }
 
     private boolean mapsAll(List<Operand> reads) {

@@ -26,6 +26,11 @@ record View(Buf buf, DType dtype, Shape shape, long[] strides, long offset) {
         return offset == 0 && Arrays.equals(strides, shape.contiguousStrides());
     }
 
+    /** Row-major strides, wherever the view starts: what a kernel taking a pointer (offset included, {@link LoweringContext#ptr(View)}) reads as dense. */
+    boolean denseStrides() {
+        return Arrays.equals(strides, shape.contiguousStrides());
+    }
+
     List<Long> strideList() {
         return Arrays.stream(strides).boxed().toList();
     }

@@ -133,6 +133,26 @@ class BackwardLoweringTest {
     }
 
     @Test
+    void theFlashBackwardsKeyAndValueHalvesAreReadInPlace() {
+        // the stacked dk;dv is cut by two slices along its first axis: each half is one aligned block,
+        // read in place by the inverse rope (dk) and the permute (dv) instead of copied first
+        var lm = BackwardGraphs.model(new dev.lantern.frontend.nn.BlockConfig("aligned-train", 2, 16, 64, 4, 128, true), 32);
+        for (CompileOptions.Amp amp : List.of(CompileOptions.Amp.NONE, CompileOptions.Amp.BF16)) {
+            CompiledModel m = BackwardGraphs.compile(BackwardGraphs.backward(lm).graph(), true, amp);
+            assertTrue(m.kernels().stream().filter(k -> k.node().op() == Op.SLICE).count() >= 2, amp + ": the step slices dk;dv");
+            List<Step.Launch> launches = CudaLowering.lower(m, CudaTarget.H200).steps().stream()
+                    .filter(s -> s instanceof Step.Launch).map(s -> (Step.Launch) s).toList();
+            assertTrue(launches.stream().noneMatch(s -> s.source().entry().startsWith("lt_slice")), amp + ": "
+                    + launches.stream().map(s -> s.source().entry()).toList());
+        }
+        // an unaligned half (1 x 3 heads x 11 x 6 f32: dv starts 792 bytes in, not a multiple of 16) stays a copy
+        var unaligned = BackwardGraphs.model(new dev.lantern.frontend.nn.BlockConfig("unaligned-train", 1, 11, 18, 3, 20, true), 29);
+        CompiledModel odd = BackwardGraphs.compile(BackwardGraphs.backward(unaligned).graph(), true, CompileOptions.Amp.NONE);
+        assertTrue(CudaLowering.lower(odd, CudaTarget.H200).steps().stream()
+                .anyMatch(s -> s instanceof Step.Launch l && l.source().entry().startsWith("lt_slice")));
+    }
+
+    @Test
     void oneDeltaPassServesBothGradientsOfTheSameOAndDy() {
         String head = """
                 graph @g {
