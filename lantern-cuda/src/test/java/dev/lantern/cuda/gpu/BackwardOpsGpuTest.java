@@ -32,7 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Every op autodiff emits, and the GEMM transposes a backward graph uses, on the GPU against the
  * float64 reference: seeded random odd and prime shapes (rows 1–299, widths 1–1499, primes, widths under a warp), f32, bf16
- * and f16 (114 cases), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
+ * and f16 (126 cases), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
  * also runs in strict mode (CompileOptions.deterministic) twice, bit-identical. Tolerances
  * (||gpu - ref|| / ||ref||): 2e-5 in f32 (row reductions of up to 1500 f32 terms), 1e-2 in bf16
  * and f16 (one rounding of every output to 8 or 11 bits).
@@ -51,7 +51,7 @@ class BackwardOpsGpuTest {
         List<Arguments> all = new ArrayList<>();
         SplittableRandom r = new SplittableRandom(SEED);
         String[] ops = {"gelu_grad_none", "gelu_grad_tanh", "silu_grad", "relu_grad", "softmax_grad", "rms_norm_grad",
-                "layer_norm_grad", "reduce_rows", "reduce_cols", "reduce_all", "reduce_mid_keep", "cross_entropy",
+                "layer_norm_grad", "rms_norm_grad_residual", "layer_norm_grad_add", "reduce_rows", "reduce_cols", "reduce_all", "reduce_mid_keep", "cross_entropy",
                 "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb", "matmul_batched_ta", "matmul_broadcast_tb"};
         for (String op : ops) {
             for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
@@ -78,6 +78,7 @@ class BackwardOpsGpuTest {
         String dy = "  %dy = input {name=\"dy\"} : " + rc + "\n";
         String w = "  %w = param {name=\"w\"} : " + t + "[" + cols + "]\n";
         String ids = "  %t = input {name=\"t\"} : i64[" + rows + "]\n";
+        String res = "  %res = input {name=\"res\"} : " + rc + "\n";
         return switch (op) {
             case "gelu_grad_none" -> x + dy + "  %y = gelu_grad(%x, %dy) {approximate=\"none\"} : " + rc + "\n";
             case "gelu_grad_tanh" -> x + dy + "  %y = gelu_grad(%x, %dy) {approximate=\"tanh\"} : " + rc + "\n";
@@ -86,6 +87,11 @@ class BackwardOpsGpuTest {
             case "softmax_grad" -> x + dy + "  %s = softmax(%x) {scale=0.7} : " + rc + "\n  %y = softmax_grad(%s, %dy) {scale=0.7} : " + rc + "\n";
             case "rms_norm_grad" -> x + w + dy + "  %y = rms_norm_grad(%x, %w, %dy) {eps=1.0E-6} : " + rc + "\n";
             case "layer_norm_grad" -> x + w + dy + "  %y = layer_norm_grad(%x, %w, %dy) {eps=1.0E-5} : " + rc + "\n";
+            // the residual form written out, and the add that fuse-norm folds into dx (one kernel, dx + r rounded once)
+            case "rms_norm_grad_residual" -> x + w + dy + res + "  %y = rms_norm_grad(%x, %w, %dy, %res) {eps=1.0E-6, residual=true} : "
+                    + rc + "\n";
+            case "layer_norm_grad_add" -> x + w + dy + res + "  %g = layer_norm_grad(%x, %w, %dy) {eps=1.0E-5} : " + rc + "\n"
+                    + "  %y = add(%res, %g) : " + rc + "\n";
             case "reduce_rows" -> x + "  %y = reduce_sum(%x) {axes=[0]} : " + t + "[" + cols + "]\n";
             case "reduce_cols" -> x + "  %y = reduce_sum(%x) {axes=[1]} : " + t + "[" + rows + "]\n";
             case "reduce_all" -> x + "  %y = reduce_sum(%x) {axes=[0,1]} : " + t + "[]\n";
