@@ -98,7 +98,8 @@ public final class FuseNorm implements Pass {
 
     @Override
     public String summary() {
-        return "residual adds into the next norm's prologue, casts into its output, scalar scales into softmax";
+        return "residual adds into the next norm's prologue, casts into its output, scalar scales into softmax,"
+                + " residual gradients into a norm gradient's dx";
     }
 
     @Override

@@ -51,8 +51,9 @@ class BackwardOpsGpuTest {
         List<Arguments> all = new ArrayList<>();
         SplittableRandom r = new SplittableRandom(SEED);
         String[] ops = {"gelu_grad_none", "gelu_grad_tanh", "silu_grad", "relu_grad", "softmax_grad", "rms_norm_grad",
-                "layer_norm_grad", "rms_norm_grad_residual", "layer_norm_grad_add", "reduce_rows", "reduce_cols", "reduce_all", "reduce_mid_keep", "cross_entropy",
-                "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb", "matmul_batched_ta", "matmul_broadcast_tb"};
+                "layer_norm_grad", "rms_norm_grad_residual", "layer_norm_grad_add", "reduce_rows", "reduce_cols", "reduce_all",
+                "reduce_mid_keep", "cross_entropy", "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb",
+                "matmul_batched_ta", "matmul_broadcast_tb"};
         for (String op : ops) {
             for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
                 // every shape kind in f32, two in bf16, one in f16: each shape is its own NVRTC compile
