@@ -112,8 +112,10 @@ final class RowGradRenderer {
             e.line("const float xh = (lt_f32(x[base + c]) - mean) * r;");
             e.line("const float g = lt_f32(w[c]) * lt_f32(dy[base + c]);");
             if (spec.residual()) {
-                e.comment("the residual stream's gradient, added in f32 and rounded once (the unfused add's sum when out is f32)");
-                e.line("out[base + c] = lt_from<" + to + ">(r * (g - gmean - xh * gxm) + lt_f32(res[base + c]));");
+                e.comment("the residual stream's gradient, added in f32 and rounded once; __fadd_rn is never contracted into an FMA,");
+                e.comment("so dx is rounded to f32 first and the sum is the unfused add's, bit for bit, when out is f32");
+                e.line("const float dx = r * (g - gmean - xh * gxm);");
+                e.line("out[base + c] = lt_from<" + to + ">(__fadd_rn(dx, lt_f32(res[base + c])));");
             } else {
                 e.line("out[base + c] = lt_from<" + to + ">(r * (g - gmean - xh * gxm));");
             }

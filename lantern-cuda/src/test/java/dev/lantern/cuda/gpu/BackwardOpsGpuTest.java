@@ -164,6 +164,40 @@ class BackwardOpsGpuTest {
         }
     }
 
+    /**
+     * add(rms_norm_grad(x, w, dy), r) in f32: the fused step's residual form (one kernel) and the eager
+     * step's add (two) agree bit for bit, at odd and prime widths (seeded random inputs).
+     */
+    @org.junit.jupiter.api.Test
+    void theResidualFormIsTheEagerAddBitForBitInF32() {
+        Gpu.device();
+        SplittableRandom r = new SplittableRandom(SEED);
+        for (int[] rc : new int[][] {{7, 1009}, {33, 13}, {5, 3}, {3, 4099}}) {
+            String t = "f32[" + rc[0] + "," + rc[1] + "]";
+            Graph g = IrParser.parse("graph @case {\n  %x = input {name=\"x\"} : " + t + "\n  %dy = input {name=\"dy\"} : " + t
+                    + "\n  %res = input {name=\"res\"} : " + t + "\n  %w = param {name=\"w\"} : f32[" + rc[1] + "]\n"
+                    + "  %g = rms_norm_grad(%x, %w, %dy) {eps=1.0E-6} : " + t + "\n  %y = add(%g, %res) : " + t + "\n  return %y\n}\n");
+            Map<String, Tensor> in = new HashMap<>();
+            for (String name : List.of("x", "dy", "res")) {
+                Tensor v = Tensor.allocate(DType.F32, dev.lantern.ir.Shape.of(rc[0], rc[1]));
+                for (long i = 0; i < v.numel(); i++) {
+                    v.set(i, (float) (2 * r.nextGaussian()));
+                }
+                in.put(name, v);
+            }
+            Tensor w = Tensor.allocate(DType.F32, dev.lantern.ir.Shape.of(rc[1]));
+            for (long i = 0; i < w.numel(); i++) {
+                w.set(i, (float) (1 + 0.3 * r.nextGaussian()));
+            }
+            Program p = Lantern.compile(g, CompileOptions.defaults().withTarget("cuda"));
+            assertTrue(p.model().graph().nodes().stream().anyMatch(n -> n.attrs().getBool("residual", false)), "fuse-norm folds the add");
+            try (Session fused = p.load(Device.cuda(0), Weights.of(Map.of("w", w)), RunMode.COMPILED);
+                    Session eager = p.load(Device.cuda(0), Weights.of(Map.of("w", w)), RunMode.EAGER)) {
+                assertArrayEquals(eager.run(in).get("y").toDoubles(), fused.run(in).get("y").toDoubles(), rc[0] + "x" + rc[1]);
+            }
+        }
+    }
+
     /** A target or id from the caller outside its range fails as on the CPU, before the upload (the kernels never read through it). */
     @org.junit.jupiter.api.Test
     void badTargetsAndIdsAreTypedErrors() {
