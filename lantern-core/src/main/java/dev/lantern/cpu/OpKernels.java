@@ -46,8 +46,10 @@ public final class OpKernels {
             case SILU_GRAD -> Elementwise.binary(BinaryFn.SILU_GRAD, in.get(0), in.get(1), out);
             case RELU_GRAD -> Elementwise.binary(BinaryFn.RELU_GRAD, in.get(0), in.get(1), out);
             case SOFTMAX_GRAD -> RowGrads.softmaxGrad(in.get(0), in.get(1), out, (float) a.getDouble("scale", 1));
-            case RMS_NORM_GRAD -> RowGrads.normGrad(in.get(0), in.get(1), in.get(2), out, (float) a.getDouble("eps", 1e-6), false);
-            case LAYER_NORM_GRAD -> RowGrads.normGrad(in.get(0), in.get(1), in.get(2), out, (float) a.getDouble("eps", 1e-5), true);
+            case RMS_NORM_GRAD -> RowGrads.normGrad(in.get(0), in.get(1), in.get(2), in.size() > 3 ? in.get(3) : null, out,
+                    (float) a.getDouble("eps", 1e-6), false);
+            case LAYER_NORM_GRAD -> RowGrads.normGrad(in.get(0), in.get(1), in.get(2), in.size() > 3 ? in.get(3) : null, out,
+                    (float) a.getDouble("eps", 1e-5), true);
             case REDUCE_SUM -> ReduceSum.run(in.getFirst(), reduced(a.getInts("axes"), in.getFirst().rank()), out);
             case CROSS_ENTROPY -> CrossEntropy.loss(in.get(0), in.get(1), a.getLong("ignore_index", -100), out);
             case CROSS_ENTROPY_GRAD -> CrossEntropy.grad(in.get(0), in.get(1), in.get(2), a.getLong("ignore_index", -100), out);

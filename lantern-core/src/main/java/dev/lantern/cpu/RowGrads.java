@@ -28,13 +28,14 @@ public final class RowGrads {
 
     /**
      * dx of y = x̂·w with x̂ = (x − μ)·r (μ = 0 for rms), r = 1/√(var + eps), g = w·dy:
-     * dx = r · (g − mean(g) − x̂ · mean(g·x̂)), without the mean(g) term for rms.
+     * dx = r · (g − mean(g) − x̂ · mean(g·x̂)), without the mean(g) term for rms. A non-null
+     * {@code res} (the residual form) is added to dx in f32 before the one rounding to out's dtype.
      */
-    public static void normGrad(View x, View w, View dy, View out, float eps, boolean centre) {
+    public static void normGrad(View x, View w, View dy, View res, View out, float eps, boolean centre) {
         int d = x.shape().last();
         float[] wf = Rows.vector(w);
         Rows.forEachRow(x.shape().rows(), d, r -> {
-            float[][] buf = Rows.buffers(2, d);
+            float[][] buf = Rows.buffers(3, d);
             float[] h = buf[0];
             float[] g = buf[1];
             Convert.loadRow(x, Iter.rowOffset(x, r), h, d);
@@ -47,6 +48,11 @@ public final class RowGrads {
             float gx = Rows.dot(g, 0, h, 0, d) / d;
             for (int j = 0; j < d; j++) {
                 g[j] = inv * (g[j] - gMean - h[j] * gx);
+            }
+            if (res != null) {
+                float[] rr = buf[2];
+                Convert.loadRow(res, Iter.rowOffset(res, r), rr, d);
+                BinaryFn.ADD.apply(g, rr, g, d);
             }
             Convert.storeRow(g, out, Iter.rowOffset(out, r), d);
         });

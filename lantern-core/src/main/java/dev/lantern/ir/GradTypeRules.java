@@ -28,11 +28,22 @@ final class GradTypeRules {
         return y;
     }
 
-    /** (x, w, dy) of a norm's gradient: x (..., D) floating, w (D), dy of x's shape and dtype. */
+    /**
+     * (x, w, dy[, r]) of a norm's gradient: x (..., D) floating, w (D), dy of x's shape and dtype;
+     * r, of the same, exactly when {@code residual=true}.
+     */
     static TensorType normGrad(List<TensorType> in, Attrs a) {
         TensorType x = TypeRules.norm(in.subList(0, 2), a);
         if (!in.get(2).shape().equals(x.shape()) || in.get(2).dtype() != x.dtype()) {
             throw new TypeException("a norm gradient needs dy of x's type " + x + ", found " + in.get(2));
+        }
+        boolean res = a.getBool("residual", false);
+        if (res != (in.size() == 4)) {
+            throw new TypeException("a norm gradient {residual=" + res + "} takes " + (res ? 4 : 3) + " inputs (x, w, dy"
+                    + (res ? ", r" : "") + "), found " + in.size());
+        }
+        if (res && (!in.get(3).shape().equals(x.shape()) || in.get(3).dtype() != x.dtype())) {
+            throw new TypeException("a norm gradient's residual r must have x's type " + x + ", found " + in.get(3));
         }
         return x;
     }

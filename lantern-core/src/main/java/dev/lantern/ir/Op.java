@@ -67,12 +67,16 @@ public enum Op {
      */
     SOFTMAX_GRAD("softmax_grad", OpKind.ROWWISE, 2, 2, GradTypeRules::rowGrad,
             "%2 = softmax_grad(%0, %1) {scale=0.125} : f32[2,4,128,128]", "scale:f=1.0"),
-    /** dx of {@code rms_norm(x, w) {eps}} from (x, w, dy): the row statistics are recomputed in f32. */
-    RMS_NORM_GRAD("rms_norm_grad", OpKind.ROWWISE, 3, 3, GradTypeRules::normGrad,
-            "%3 = rms_norm_grad(%0, %1, %2) {eps=1.0E-6} : f32[2,128,256]", "eps:f=1e-6"),
-    /** dx of {@code layer_norm(x, w, b) {eps}} from (x, w, dy) (the bias does not change dx). */
-    LAYER_NORM_GRAD("layer_norm_grad", OpKind.ROWWISE, 3, 3, GradTypeRules::normGrad,
-            "%3 = layer_norm_grad(%0, %1, %2) {eps=1.0E-5} : f32[2,128,256]", "eps:f=1e-5"),
+    /**
+     * dx of {@code rms_norm(x, w) {eps}} from (x, w, dy): the row statistics are recomputed in f32.
+     * With {@code residual=true} a 4th input r (x's type) is added to dx in f32 before the one
+     * rounding to the output: fuse-norm's form of {@code add(rms_norm_grad(x, w, dy), r)}.
+     */
+    RMS_NORM_GRAD("rms_norm_grad", OpKind.ROWWISE, 3, 4, GradTypeRules::normGrad,
+            "%4 = rms_norm_grad(%0, %1, %2, %3) {eps=1.0E-6, residual=true} : f32[2,128,256]", "eps:f=1e-6", "residual:b=false"),
+    /** dx of {@code layer_norm(x, w, b) {eps}} from (x, w, dy) (the bias does not change dx); {@code residual} as rms_norm_grad's. */
+    LAYER_NORM_GRAD("layer_norm_grad", OpKind.ROWWISE, 3, 4, GradTypeRules::normGrad,
+            "%3 = layer_norm_grad(%0, %1, %2) {eps=1.0E-5} : f32[2,128,256]", "eps:f=1e-5", "residual:b=false"),
 
     // --- attention's backward (autodiff's rule for attention): the (s, t) scores are never kept;
     // each op recomputes them block by block from q and k, as the flash forward does. Inputs as

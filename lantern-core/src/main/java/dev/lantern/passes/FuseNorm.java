@@ -21,6 +21,7 @@ import java.util.List;
  *   norm(.., cast(y {bf16}) {to=f32}, ..) -> fused_norm(.., y, ..)  (a widening cast is exact; the
  *                                        norm reads any float storage and computes in f32 anyway)
  *   softmax(mul(x, c)) {scale=s}      -> softmax(x) {scale=s·c}     (c a scalar constant; div too)
+ *   add(norm_grad(x, w, dy), r)       -> norm_grad(x, w, dy, r) {residual=true}  ({@link NormGradResidual})
  * </pre>
  * The residual sum is recomputed in the norm's prologue (in f32, one read of each operand), so it is
  * never written when every reader of it absorbs it ({@link FuseGemmEpilogue#sumDies}); the bytes
@@ -87,7 +88,8 @@ public final class FuseNorm implements Pass {
                     }
                 }
                 return null;
-            }));
+            }),
+            NormGradResidual.RULE);
 
     @Override
     public String name() {
@@ -96,7 +98,8 @@ public final class FuseNorm implements Pass {
 
     @Override
     public String summary() {
-        return "residual adds into the next norm's prologue, casts into its output, scalar scales into softmax";
+        return "residual adds into the next norm's prologue, casts into its output, scalar scales into softmax,"
+                + " residual gradients into a norm gradient's dx";
     }
 
     @Override

@@ -25,6 +25,8 @@ import java.util.Set;
  * an elementwise kernel loads element i of each input before it stores element i of its output, and
  * loads no other element of a same-shape input: the CPU's {@code ElementwiseProgram} and
  * {@code Elementwise} loops per chunk, CUDA's {@code ElementwiseSpec} per thread and vector.
+ * Row kernels take nothing: a norm gradient's residual r (fuse-norm) gets an output of its own, as
+ * the kernel reads x and dy over several passes and is not checked for the hand-over.
  */
 final class InPlace {
     private InPlace() {}

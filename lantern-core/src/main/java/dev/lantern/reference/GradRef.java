@@ -51,8 +51,11 @@ final class GradRef {
         return new RefTensor(y.shape(), out);
     }
 
-    /** dx of x̂·w (+ b), x̂ = (x − μ)/σ (μ = 0 for rms): (1/σ)·(g − mean(g) − x̂·mean(g·x̂)), g = w·dy. */
-    static RefTensor normGrad(RefTensor x, RefTensor w, RefTensor dy, double eps, boolean centre) {
+    /**
+     * dx of x̂·w (+ b), x̂ = (x − μ)/σ (μ = 0 for rms): (1/σ)·(g − mean(g) − x̂·mean(g·x̂)), g = w·dy;
+     * plus {@code res} (the residual form) when it is not null.
+     */
+    static RefTensor normGrad(RefTensor x, RefTensor w, RefTensor dy, RefTensor res, double eps, boolean centre) {
         int d = x.shape().last();
         double[] out = new double[x.data().length];
         double[] xh = new double[d];
@@ -82,7 +85,7 @@ final class GradRef {
             gMean = centre ? gMean / d : 0;
             gx /= d;
             for (int j = 0; j < d; j++) {
-                out[r * d + j] = inv * (g[j] - gMean - xh[j] * gx);
+                out[r * d + j] = inv * (g[j] - gMean - xh[j] * gx) + (res == null ? 0 : res.data()[r * d + j]);
             }
         }
         return new RefTensor(x.shape(), out);

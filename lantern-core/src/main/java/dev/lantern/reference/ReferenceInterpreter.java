@@ -114,8 +114,10 @@ public final class ReferenceInterpreter {
             case SILU_GRAD -> RefOps.binary(in.get(0), in.get(1), out, (x, dy) -> dy * RefMath.siluGrad(x));
             case RELU_GRAD -> RefOps.binary(in.get(0), in.get(1), out, (x, dy) -> x > 0 ? dy : 0);
             case SOFTMAX_GRAD -> GradRef.softmaxGrad(in.get(0), in.get(1), a.getDouble("scale", 1));
-            case RMS_NORM_GRAD -> GradRef.normGrad(in.get(0), in.get(1), in.get(2), a.getDouble("eps", 1e-6), false);
-            case LAYER_NORM_GRAD -> GradRef.normGrad(in.get(0), in.get(1), in.get(2), a.getDouble("eps", 1e-5), true);
+            case RMS_NORM_GRAD -> GradRef.normGrad(in.get(0), in.get(1), in.get(2), in.size() > 3 ? in.get(3) : null,
+                    a.getDouble("eps", 1e-6), false);
+            case LAYER_NORM_GRAD -> GradRef.normGrad(in.get(0), in.get(1), in.get(2), in.size() > 3 ? in.get(3) : null,
+                    a.getDouble("eps", 1e-5), true);
             case REDUCE_SUM -> {
                 int rank = in.getFirst().shape().rank();
                 boolean[] reduced = new boolean[rank];

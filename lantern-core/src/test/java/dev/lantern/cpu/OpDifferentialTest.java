@@ -113,6 +113,9 @@ class OpDifferentialTest {
             c.add(OpCase.of(Op.SOFTMAX_GRAD, a("scale", 0.3), t, s(3, 5, 33), s(3, 5, 33)));
             c.add(OpCase.of(Op.RMS_NORM_GRAD, a("eps", 1e-6), t, s(7, 33), s(33), s(7, 33)));
             c.add(OpCase.of(Op.LAYER_NORM_GRAD, a("eps", 1e-5), t, s(2, 3, 257), s(257), s(2, 3, 257)));
+            // the residual form (fuse-norm): dx + r, summed in f32 and rounded once
+            c.add(OpCase.of(Op.RMS_NORM_GRAD, a("eps", 1e-6, "residual", true), t, s(5, 131), s(131), s(5, 131), s(5, 131)));
+            c.add(OpCase.of(Op.LAYER_NORM_GRAD, a("eps", 1e-5, "residual", true), t, s(3, 7, 31), s(31), s(3, 7, 31), s(3, 7, 31)));
             c.add(OpCase.of(Op.ROPE, a("inverse", true, "offset", 3), t, s(2, 3, 33, 34)));
             c.add(OpCase.of(Op.REDUCE_SUM, a("axes", s(0, 2)), t, s(3, 5, 7)));
             c.add(OpCase.of(Op.REDUCE_SUM, a("axes", s(-1), "keepdims", true), t, s(2, 9, 33)));

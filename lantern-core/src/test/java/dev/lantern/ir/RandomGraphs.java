@@ -108,7 +108,16 @@ public final class RandomGraphs {
             case GATHER -> s.rank() == 0 ? null : List.of(x, ids(s.numel() == 0));
             // autodiff's ops: (x, dy) pairs, norm gradients with their weight, the loss with in-range targets
             case GELU_GRAD, SILU_GRAD, RELU_GRAD, SOFTMAX_GRAD -> List.of(x, sameShaped(xt));
-            case RMS_NORM_GRAD, LAYER_NORM_GRAD -> s.rank() == 0 ? null : List.of(x, source(Shape.of(s.last()), d), sameShaped(xt));
+            case RMS_NORM_GRAD, LAYER_NORM_GRAD -> {
+                if (s.rank() == 0) {
+                    yield null;
+                }
+                List<String> l = new ArrayList<>(List.of(x, source(Shape.of(s.last()), d), sameShaped(xt)));
+                if (data.consumeBoolean()) {
+                    l.add(sameShaped(xt)); // the residual form
+                }
+                yield l;
+            }
             case CROSS_ENTROPY -> s.rank() == 0 || s.numel() == 0 ? null : List.of(x, targets(s));
             case CROSS_ENTROPY_GRAD -> s.rank() == 0 || s.numel() == 0 ? null : List.of(x, targets(s), source(Shape.scalar(), d));
             case SCATTER_ADD -> s.rank() == 0 ? null : List.of(x, ids(false));
@@ -210,6 +219,9 @@ public final class RandomGraphs {
         }
         if (op == Op.GEMM) {
             m.put("bias", ins.size() > 2 && pool.get(ins.get(2)).shape().rank() == 1 && data.consumeBoolean());
+        }
+        if (op == Op.RMS_NORM_GRAD || op == Op.LAYER_NORM_GRAD) {
+            m.put("residual", ins.size() > 3);
         }
         if (op == Op.FUSED_NORM) {
             m.put("residual", ins.size() > 2 && pool.get(ins.get(1)).shape().equals(pool.get(ins.getFirst()).shape()));

@@ -5,6 +5,7 @@ import dev.lantern.autodiff.BackwardGraph;
 import dev.lantern.autodiff.Gradients;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.engine.CompiledCpuExecutor;
+import dev.lantern.engine.CompiledModel;
 import dev.lantern.engine.Compiler;
 import dev.lantern.frontend.nn.BlockConfig;
 import dev.lantern.ir.DType;
@@ -60,10 +61,62 @@ class StepGradientsTest {
         }
     }
 
-    private static Map<String, Tensor> run(BackwardGraph bg, LanguageModel m, Map<String, Tensor> in) {
-        try (CompiledCpuExecutor exec = new CompiledCpuExecutor(Compiler.compile(bg.graph(), CompileOptions.defaults())).bind(m.initial())) {
+    /**
+     * Fused compilation sums the residual stream's gradient in each norm's dx kernel
+     * (rms_norm_grad {residual=true}, no add reading a dx); the eager baseline keeps the adds. In
+     * f32 the sum is the add's, so the gradients agree with the unfused step's.
+     */
+    @Test
+    void fusedStepSumsTheResidualGradientInTheNormsDx() {
+        LanguageModel m = LanguageModel.of(CFG, 13, 3);
+        BackwardGraph bg = StepGradients.of(m, RunMode.GRAPH);
+        CompiledModel fused = Compiler.compile(bg.graph(), CompileOptions.defaults().withFuse(true));
+        CompiledModel unfused = Compiler.compile(bg.graph(), CompileOptions.defaults().withFuse(false));
+        assertTrue(residualNormGrads(fused.graph()) == 2, "one per norm of the block: " + residualNormGrads(fused.graph()));
+        assertTrue(addsOfNormGrads(fused.graph()) == 0, "no add reads a norm's dx in the fused step");
+        assertTrue(residualNormGrads(unfused.graph()) == 0 && addsOfNormGrads(unfused.graph()) == 2, "eager keeps the adds");
+        Map<String, Tensor> in = inputs(m);
+        Map<String, Tensor> a = run(fused, m, in);
+        Map<String, Tensor> b = run(unfused, m, in);
+        for (Map.Entry<String, String> e : m.paramNames().entrySet()) {
+            String grad = bg.gradientOf(e.getKey());
+            double err = Accuracy.relErr(a.get(grad).toDoubles(), b.get(grad).toDoubles());
+            assertTrue(err < 1e-5, e.getValue() + ": rel err " + err);
+        }
+    }
+
+    private static long residualNormGrads(Graph g) {
+        return g.nodes().stream().filter(n -> (n.op() == Op.RMS_NORM_GRAD || n.op() == Op.LAYER_NORM_GRAD)
+                && n.attrs().getBool("residual", false)).count();
+    }
+
+    private static long addsOfNormGrads(Graph g) {
+        return g.nodes().stream().filter(n -> n.op() == Op.ADD && n.inputs().stream().map(g::node)
+                .anyMatch(p -> p != null && (p.op() == Op.RMS_NORM_GRAD || p.op() == Op.LAYER_NORM_GRAD))).count();
+    }
+
+    private static Map<String, Tensor> inputs(LanguageModel m) {
+        Map<String, Tensor> in = new HashMap<>();
+        Tensor ids = Tensor.allocate(DType.I64, Shape.of(CFG.batch(), CFG.seq()));
+        Tensor targets = Tensor.allocate(DType.I64, Shape.of(CFG.batch(), CFG.seq()));
+        for (int i = 0; i < ids.numel(); i++) {
+            ids.set(i, (i * 5 + i / 3) % 13);
+            targets.set(i, (i * 7 + 2) % 13);
+        }
+        in.put(m.ids(), ids);
+        in.put(m.targets(), targets);
+        in.put(m.scale(), Tensor.of(DType.F32, Shape.scalar(), new float[] {1f}));
+        return in;
+    }
+
+    private static Map<String, Tensor> run(CompiledModel cm, LanguageModel m, Map<String, Tensor> in) {
+        try (CompiledCpuExecutor exec = new CompiledCpuExecutor(cm).bind(m.initial())) {
             return exec.run(in);
         }
+    }
+
+    private static Map<String, Tensor> run(BackwardGraph bg, LanguageModel m, Map<String, Tensor> in) {
+        return run(Compiler.compile(bg.graph(), CompileOptions.defaults()), m, in);
     }
 
     private static long count(Graph g, Op op) {

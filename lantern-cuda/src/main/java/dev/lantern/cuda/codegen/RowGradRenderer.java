@@ -35,13 +35,16 @@ final class RowGradRenderer {
             case SOFTMAX -> "softmax_grad";
             case RMS_NORM -> "rms_norm_grad";
             case LAYER_NORM -> "layer_norm_grad";
-        } + ", one CTA per row");
+        } + (spec.residual() ? " + residual" : "") + ", one CTA per row");
         List<KernelParam> params = new ArrayList<>();
         params.add(new KernelParam("const " + ti + "* __restrict__", softmax ? "y" : "x"));
         if (!softmax) {
             params.add(new KernelParam("const " + tw + "* __restrict__", "w"));
         }
         params.add(new KernelParam("const " + ti + "* __restrict__", "dy"));
+        if (spec.residual()) {
+            params.add(new KernelParam("const " + to + "* __restrict__", "res"));
+        }
         params.add(new KernelParam(to + "* __restrict__", "out"));
         params.add(new KernelParam("long long", "rows"));
         int threads = RowGradSpec.threads(spec.cols());
@@ -108,7 +111,14 @@ final class RowGradRenderer {
         e.block("for (long long c = threadIdx.x; c < D; c += THREADS)", () -> {
             e.line("const float xh = (lt_f32(x[base + c]) - mean) * r;");
             e.line("const float g = lt_f32(w[c]) * lt_f32(dy[base + c]);");
-            e.line("out[base + c] = lt_from<" + to + ">(r * (g - gmean - xh * gxm));");
+            if (spec.residual()) {
+                e.comment("the residual stream's gradient, added in f32 and rounded once; __fadd_rn is never contracted into an FMA,");
+                e.comment("so dx is rounded to f32 first and the sum is the unfused add's, bit for bit, when out is f32");
+                e.line("const float dx = r * (g - gmean - xh * gxm);");
+                e.line("out[base + c] = lt_from<" + to + ">(__fadd_rn(dx, lt_f32(res[base + c])));");
+            } else {
+                e.line("out[base + c] = lt_from<" + to + ">(r * (g - gmean - xh * gxm));");
+            }
         });
     }
 }

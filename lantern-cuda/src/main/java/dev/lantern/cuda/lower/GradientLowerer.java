@@ -57,11 +57,20 @@ final class GradientLowerer implements KernelLowerer {
                 View x = cx.contiguous(cx.in(k, 0));
                 View w = cx.contiguous(cx.in(k, 1));
                 View dy = cx.contiguous(cx.in(k, 2));
+                boolean res = n.attrs().getBool("residual", false);
                 spec = new RowGradSpec("lt_norm_grad", layer ? RowGradSpec.Kind.LAYER_NORM : RowGradSpec.Kind.RMS_NORM, rows, s.last(),
-                        n.attrs().getDouble("eps", layer ? 1e-5 : 1e-6), x.dtype(), w.dtype(), o.dtype());
+                        n.attrs().getDouble("eps", layer ? 1e-5 : 1e-6), x.dtype(), w.dtype(), o.dtype(), res);
                 a.add(ptr(x));
                 a.add(ptr(w));
                 a.add(ptr(dy));
+                if (res) {
+                    // the residual form (fuse-norm): r read once, where dx is stored; of out's dtype by the type rule
+                    View r = cx.contiguous(cx.in(k, 3));
+                    if (r.dtype() != o.dtype()) {
+                        throw new CodegenException(n + ": the residual r is " + r.dtype() + ", dx " + o.dtype());
+                    }
+                    a.add(ptr(r));
+                }
             }
         }
         a.add(ptr(o));

@@ -47,7 +47,8 @@ public final class KernelNames {
             case PermuteSpec x -> new PermuteSpec(n, x.inShape(), x.perm(), x.dtype());
             case StridedCopySpec x -> new StridedCopySpec(n, x.shape(), x.srcStrides(), x.dstStrides(), x.dtype());
             case GatherSpec x -> new GatherSpec(n, x.outer(), x.count(), x.rows(), x.inner(), x.dtype(), x.idsType());
-            case RowGradSpec x -> new RowGradSpec(n, x.kind(), x.rows(), x.cols(), x.param(), x.inDtype(), x.weightDtype(), x.outDtype());
+            case RowGradSpec x -> new RowGradSpec(n, x.kind(), x.rows(), x.cols(), x.param(), x.inDtype(), x.weightDtype(), x.outDtype(),
+                    x.residual());
             case CrossEntropySpec x -> new CrossEntropySpec(n, x.stage(), x.rows(), x.vocab(), x.ignore(), x.inDtype(), x.idsType(),
                     x.outDtype());
             case ReduceSpec x -> new ReduceSpec(n, x.stage(), x.keptDims(), x.keptStrides(), x.reducedDims(), x.reducedStrides(),

@@ -32,7 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Every op autodiff emits, and the GEMM transposes a backward graph uses, on the GPU against the
  * float64 reference: seeded random odd and prime shapes (rows 1–299, widths 1–1499, primes, widths under a warp), f32, bf16
- * and f16 (114 cases), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
+ * and f16 (126 cases), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
  * also runs in strict mode (CompileOptions.deterministic) twice, bit-identical. Tolerances
  * (||gpu - ref|| / ||ref||): 2e-5 in f32 (row reductions of up to 1500 f32 terms), 1e-2 in bf16
  * and f16 (one rounding of every output to 8 or 11 bits).
@@ -51,8 +51,9 @@ class BackwardOpsGpuTest {
         List<Arguments> all = new ArrayList<>();
         SplittableRandom r = new SplittableRandom(SEED);
         String[] ops = {"gelu_grad_none", "gelu_grad_tanh", "silu_grad", "relu_grad", "softmax_grad", "rms_norm_grad",
-                "layer_norm_grad", "reduce_rows", "reduce_cols", "reduce_all", "reduce_mid_keep", "cross_entropy",
-                "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb", "matmul_batched_ta", "matmul_broadcast_tb"};
+                "layer_norm_grad", "rms_norm_grad_residual", "layer_norm_grad_add", "reduce_rows", "reduce_cols", "reduce_all",
+                "reduce_mid_keep", "cross_entropy", "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb",
+                "matmul_batched_ta", "matmul_broadcast_tb"};
         for (String op : ops) {
             for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
                 // every shape kind in f32, two in bf16, one in f16: each shape is its own NVRTC compile
@@ -78,6 +79,7 @@ class BackwardOpsGpuTest {
         String dy = "  %dy = input {name=\"dy\"} : " + rc + "\n";
         String w = "  %w = param {name=\"w\"} : " + t + "[" + cols + "]\n";
         String ids = "  %t = input {name=\"t\"} : i64[" + rows + "]\n";
+        String res = "  %res = input {name=\"res\"} : " + rc + "\n";
         return switch (op) {
             case "gelu_grad_none" -> x + dy + "  %y = gelu_grad(%x, %dy) {approximate=\"none\"} : " + rc + "\n";
             case "gelu_grad_tanh" -> x + dy + "  %y = gelu_grad(%x, %dy) {approximate=\"tanh\"} : " + rc + "\n";
@@ -86,6 +88,11 @@ class BackwardOpsGpuTest {
             case "softmax_grad" -> x + dy + "  %s = softmax(%x) {scale=0.7} : " + rc + "\n  %y = softmax_grad(%s, %dy) {scale=0.7} : " + rc + "\n";
             case "rms_norm_grad" -> x + w + dy + "  %y = rms_norm_grad(%x, %w, %dy) {eps=1.0E-6} : " + rc + "\n";
             case "layer_norm_grad" -> x + w + dy + "  %y = layer_norm_grad(%x, %w, %dy) {eps=1.0E-5} : " + rc + "\n";
+            // the residual form written out, and the add that fuse-norm folds into dx (one kernel, dx + r rounded once)
+            case "rms_norm_grad_residual" -> x + w + dy + res + "  %y = rms_norm_grad(%x, %w, %dy, %res) {eps=1.0E-6, residual=true} : "
+                    + rc + "\n";
+            case "layer_norm_grad_add" -> x + w + dy + res + "  %g = layer_norm_grad(%x, %w, %dy) {eps=1.0E-5} : " + rc + "\n"
+                    + "  %y = add(%res, %g) : " + rc + "\n";
             case "reduce_rows" -> x + "  %y = reduce_sum(%x) {axes=[0]} : " + t + "[" + cols + "]\n";
             case "reduce_cols" -> x + "  %y = reduce_sum(%x) {axes=[1]} : " + t + "[" + rows + "]\n";
             case "reduce_all" -> x + "  %y = reduce_sum(%x) {axes=[0,1]} : " + t + "[]\n";
@@ -153,6 +160,40 @@ class BackwardOpsGpuTest {
                 if (strict) {
                     assertArrayEquals(first, s.run(in).get("y").toDoubles(), what + ": strict mode, two runs differ");
                 }
+            }
+        }
+    }
+
+    /**
+     * add(rms_norm_grad(x, w, dy), r) in f32: the fused step's residual form (one kernel) and the eager
+     * step's add (two) agree bit for bit, at odd and prime widths (seeded random inputs).
+     */
+    @org.junit.jupiter.api.Test
+    void theResidualFormIsTheEagerAddBitForBitInF32() {
+        Gpu.device();
+        SplittableRandom r = new SplittableRandom(SEED);
+        for (int[] rc : new int[][] {{7, 1009}, {33, 13}, {5, 3}, {3, 4099}}) {
+            String t = "f32[" + rc[0] + "," + rc[1] + "]";
+            Graph g = IrParser.parse("graph @case {\n  %x = input {name=\"x\"} : " + t + "\n  %dy = input {name=\"dy\"} : " + t
+                    + "\n  %res = input {name=\"res\"} : " + t + "\n  %w = param {name=\"w\"} : f32[" + rc[1] + "]\n"
+                    + "  %g = rms_norm_grad(%x, %w, %dy) {eps=1.0E-6} : " + t + "\n  %y = add(%g, %res) : " + t + "\n  return %y\n}\n");
+            Map<String, Tensor> in = new HashMap<>();
+            for (String name : List.of("x", "dy", "res")) {
+                Tensor v = Tensor.allocate(DType.F32, dev.lantern.ir.Shape.of(rc[0], rc[1]));
+                for (long i = 0; i < v.numel(); i++) {
+                    v.set(i, (float) (2 * r.nextGaussian()));
+                }
+                in.put(name, v);
+            }
+            Tensor w = Tensor.allocate(DType.F32, dev.lantern.ir.Shape.of(rc[1]));
+            for (long i = 0; i < w.numel(); i++) {
+                w.set(i, (float) (1 + 0.3 * r.nextGaussian()));
+            }
+            Program p = Lantern.compile(g, CompileOptions.defaults().withTarget("cuda"));
+            assertTrue(p.model().graph().nodes().stream().anyMatch(n -> n.attrs().getBool("residual", false)), "fuse-norm folds the add");
+            try (Session fused = p.load(Device.cuda(0), Weights.of(Map.of("w", w)), RunMode.COMPILED);
+                    Session eager = p.load(Device.cuda(0), Weights.of(Map.of("w", w)), RunMode.EAGER)) {
+                assertArrayEquals(eager.run(in).get("y").toDoubles(), fused.run(in).get("y").toDoubles(), rc[0] + "x" + rc[1]);
             }
         }
     }

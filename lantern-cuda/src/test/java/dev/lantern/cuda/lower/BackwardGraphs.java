@@ -30,6 +30,9 @@ final class BackwardGraphs {
             "%y = softmax_grad(%x, %x) {scale=0.5} : f32[5,13]",
             "%y = rms_norm_grad(%x, %w, %x) {eps=1.0E-6} : f32[5,13]",
             "%y = layer_norm_grad(%x, %w, %x) {eps=1.0E-5} : f32[5,13]",
+            // the residual form (fuse-norm folds the residual gradient's add into dx): written out, and as the add it fuses
+            "%y = rms_norm_grad(%x, %w, %x, %x) {eps=1.0E-6, residual=true} : f32[5,13]",
+            "%g = layer_norm_grad(%x, %w, %x) {eps=1.0E-5} : f32[5,13]\n  %y = add(%x, %g) : f32[5,13]",
             "%y = reduce_sum(%x) {axes=[0]} : f32[13]",
             "%y = reduce_sum(%x) {axes=[1], keepdims=true} : f32[5,1]",
             "%y = reduce_sum(%x) {axes=[0,1]} : f32[]",

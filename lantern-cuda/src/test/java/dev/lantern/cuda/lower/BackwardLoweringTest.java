@@ -132,6 +132,37 @@ class BackwardLoweringTest {
         }
     }
 
+    /**
+     * The residual stream's gradient is summed in each norm's dx kernel when the step is fused (an
+     * lt_norm_grad with a res operand, no add kernel reading dx: a 193 us add per norm at
+     * 16x1024x4096); the unfused (eager) step keeps the add.
+     */
+    @Test
+    void theFusedStepAddsTheResidualGradientInTheNormsDxKernel() {
+        var bg = BackwardGraphs.backward(BackwardGraphs.model(BackwardGraphs.ODD, 29));
+        for (CompileOptions.Amp amp : CompileOptions.Amp.values()) {
+            for (boolean fuse : new boolean[] {true, false}) {
+                CompiledModel m = BackwardGraphs.compile(bg.graph(), fuse, amp);
+                var g = m.graph();
+                List<Step.Launch> launches = CudaLowering.lower(m, CudaTarget.H200).steps().stream()
+                        .filter(s -> s instanceof Step.Launch).map(s -> (Step.Launch) s).toList();
+                long residual = launches.stream().filter(s -> s.spec() instanceof RowGradSpec r && r.residual()).count();
+                long plain = launches.stream().filter(s -> s.spec() instanceof RowGradSpec r && r.kind() == RowGradSpec.Kind.RMS_NORM
+                        && !r.residual()).count();
+                // the block's two norms take the residual gradient; the final norm's dx has nothing to add
+                assertEquals(fuse ? 2 : 0, residual, amp + " " + fuse);
+                assertEquals(fuse ? 1 : 3, plain, amp + " " + fuse);
+                long readByAnAdd = g.nodes().stream().filter(n -> (n.op() == Op.ADD || n.op() == Op.ELEMENTWISE_FUSED)
+                        && n.inputs().stream().map(g::node).anyMatch(p -> p != null && p.op() == Op.RMS_NORM_GRAD)).count();
+                assertEquals(fuse ? 0 : 2, readByAnAdd, amp + " " + fuse + ": adds reading a norm's dx");
+                launches.stream().filter(s -> s.spec() instanceof RowGradSpec r && r.residual()).forEach(s -> {
+                    assertTrue(s.source().source().contains("lt_f32(res[base + c])"), s.source().source());
+                    assertEquals(6, s.args().size(), "x, w, dy, res, out, rows");
+                });
+            }
+        }
+    }
+
     @Test
     void theFlashBackwardsKeyAndValueHalvesAreReadInPlace() {
         // the stacked dk;dv is cut by two slices along its first axis: each half is one aligned block,
