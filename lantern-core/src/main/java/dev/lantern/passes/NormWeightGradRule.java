@@ -57,7 +57,13 @@ final class NormWeightGradRule {
             if (a == null || !cx.onlyUsedBy(h.name(), m) || !cx.type(dy).shape().equals(s) || !cx.type(h.input(0)).shape().equals(s)) {
                 continue;
             }
-            Node grad = Build.fresh(cx, Op.NORM_WEIGHT_GRAD, a, List.of(h.input(0), dy));
+            String x = h.input(0);
+            Node widened = cx.in(h, 0, Op.CAST);
+            if (widened != null && cx.onlyUsedBy(x, h) && cx.type(widened.input(0)).dtype().isFloating()
+                    && cx.type(widened.input(0)).dtype().bytes() < cx.type(x).dtype().bytes()) {
+                x = widened.input(0); // a widening cast is exact, and the op reads any float storage in f32
+            }
+            Node grad = Build.fresh(cx, Op.NORM_WEIGHT_GRAD, a, List.of(x, dy));
             if (grad.type().dtype() != n.type().dtype()) {
                 return null; // the sum's dtype is the product's, which is dy's: never differs
             }
