@@ -109,6 +109,7 @@ public final class RandomGraphs {
             // autodiff's ops: (x, dy) pairs, norm gradients with their weight, the loss with in-range targets
             case GELU_GRAD, SILU_GRAD, RELU_GRAD, SOFTMAX_GRAD -> List.of(x, sameShaped(xt));
             case RMS_NORM_GRAD, LAYER_NORM_GRAD -> s.rank() == 0 ? null : List.of(x, source(Shape.of(s.last()), d), sameShaped(xt));
+            case NORM_WEIGHT_GRAD -> s.rank() == 0 ? null : List.of(x, sameShaped(xt));
             case CROSS_ENTROPY -> s.rank() == 0 || s.numel() == 0 ? null : List.of(x, targets(s));
             case CROSS_ENTROPY_GRAD -> s.rank() == 0 || s.numel() == 0 ? null : List.of(x, targets(s), source(Shape.scalar(), d));
             case SCATTER_ADD -> s.rank() == 0 ? null : List.of(x, ids(false));
