@@ -23,7 +23,7 @@ import java.util.Locale;
  *          writes dw[j] in the output dtype.                                    args: ws, out, D
  * </pre>
  *
- * The partials are chunks x D doubles (16 MiB for 16384 rows of 4096), where the composition
+ * The partials are chunks x D doubles (12.2 MiB for 16384 rows of 4096), where the composition
  * norm(x, ones), mul, reduce_sum wrote and re-read x̂ and the product, each as large as x.
  */
 public record NormWeightGradSpec(String name, Stage stage, Kind kind, long rows, long cols, double eps, DType xDtype, DType dyDtype,
@@ -34,8 +34,12 @@ public record NormWeightGradSpec(String name, Stage stage, Kind kind, long rows,
 
     /** Columns a thread keeps in registers at most (two 16-wide f32/double arrays). */
     static final int MAX_PER_THREAD = 16;
-    /** About how many PARTIAL CTAs to run: a few per SM of an H200 (132 SMs), fixed, never the device's count. */
-    static final long TARGET_CTAS = 512;
+    /**
+     * About how many PARTIAL CTAs to run, a constant (never the device's SM count, so the sums' order
+     * is the shapes'): ptxas gives the 4096-wide f32 kernel 80 registers a thread, so 3 CTAs of 256
+     * fit an SM, and 3 x 132 = 396 is one full wave on an H200 (512 left a 29 % second wave).
+     */
+    static final long TARGET_CTAS = 396;
     /** FINISH: columns per CTA (one warp's coalesced row of partials) and groups of chunks. */
     static final int FINISH_COLS = 32;
     static final int FINISH_GROUPS = 8;
