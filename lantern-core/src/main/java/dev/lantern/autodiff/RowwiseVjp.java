@@ -13,8 +13,9 @@ import java.util.Map;
  * layer_norm_grad) rather than a composition: the IR has no sqrt, and a composition would need
  * three row reductions (mean, mean of g·x̂, mean of g) each a kernel and a pass over memory; the
  * dedicated op recomputes the row statistics in f32 and reads x and dy once, the shape of the
- * forward norm kernel. The weight and bias gradients are compositions that fuse: x̂ is the
- * forward norm itself with a weight of ones (no new op), then dw = Σ_rows dy·x̂ and db = Σ_rows dy.
+ * forward norm kernel. The weight and bias gradients are compositions: x̂ is the forward norm
+ * itself with a weight of ones (no new op), then dw = Σ_rows dy·x̂ and db = Σ_rows dy. Fused
+ * compilation makes dw one norm_weight_grad (fuse-norm), so x̂ is never written there.
  * rope's transpose is rope by −angle ({@code inverse=true}).
  */
 final class RowwiseVjp {

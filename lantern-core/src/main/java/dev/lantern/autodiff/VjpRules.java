@@ -36,7 +36,7 @@ final class VjpRules {
             return r;
         }
         String why = switch (n.op()) {
-            case GEMM, FUSED_NORM, ELEMENTWISE_FUSED ->
+            case GEMM, FUSED_NORM, NORM_WEIGHT_GRAD, ELEMENTWISE_FUSED ->
                     "a fusion-made op has no gradient rule: differentiate the graph before fusion (the builders and the ONNX importer emit primitive ops)";
             case GELU_GRAD, SILU_GRAD, RELU_GRAD, SOFTMAX_GRAD, RMS_NORM_GRAD, LAYER_NORM_GRAD, CROSS_ENTROPY_GRAD,
                  ATTENTION_LSE, ATTENTION_GRAD_Q, ATTENTION_GRAD_KV ->

@@ -48,6 +48,24 @@ final class GradTypeRules {
         return x;
     }
 
+    /** (x, dy) of norm_weight_grad: floating, one shape (..., D); the result is [D] in dy's dtype. */
+    static TensorType normWeightGrad(List<TensorType> in, Attrs a) {
+        TypeRules.requireFinite(a, "eps", 0);
+        String kind = a.getString("kind", "");
+        if (!kind.equals("rms") && !kind.equals("layer")) {
+            throw new TypeException("norm_weight_grad kind must be \"rms\" or \"layer\", found \"" + kind + "\"");
+        }
+        TensorType x = in.get(0);
+        TensorType dy = in.get(1);
+        TypeRules.requireFloat(x, "input");
+        TypeRules.requireFloat(dy, "gradient");
+        TypeRules.requireRows(x, "norm_weight_grad");
+        if (!dy.shape().equals(x.shape())) {
+            throw new TypeException("norm_weight_grad needs dy of x's shape " + x.shape() + ", found " + dy);
+        }
+        return TensorType.of(dy.dtype(), Shape.of(x.shape().last()));
+    }
+
     /** x reduced over {@code axes}: each a distinct axis in [-rank, rank); kept as size 1 with keepdims. */
     static TensorType reduceSum(List<TensorType> in, Attrs a) {
         TensorType x = TypeRules.floating(in, a);

@@ -179,6 +179,15 @@ public enum Op {
     FUSED_NORM("fused_norm", OpKind.COMPOSITE, 2, 4, TypeRules::fusedNorm,
             "%3 = fused_norm(%0, %1, %2) {eps=1.0E-6, kind=\"rms\", residual=true} : f32[2,128,256]",
             "kind:s(rms|layer)!", "eps:f!", "residual:b=false", "out:s"),
+    /**
+     * A norm's weight gradient in one pass: {@code dw[j] = Σ_r dy[r, j]·x̂[r, j]} over every leading row r
+     * of x and dy (one shape (..., D)), x̂ recomputed per row in f32 as the forward norm computes it
+     * ({@code kind="rms"}: x/√(mean(x²) + eps); {@code "layer"}: (x − mean)/√(var + eps)) and never
+     * stored. The result is [D] in dy's dtype. Fuse-norm makes it from the norm VJP's composition
+     * {@code reduce_sum(mul(dy, norm(x, ones)))}, which writes x̂ and the product (each as large as x).
+     */
+    NORM_WEIGHT_GRAD("norm_weight_grad", OpKind.COMPOSITE, 2, 2, GradTypeRules::normWeightGrad,
+            "%2 = norm_weight_grad(%0, %1) {eps=1.0E-6, kind=\"rms\"} : f32[256]", "kind:s(rms|layer)!", "eps:f!"),
     /** A chain of elementwise ops in one pass over memory; {@code expr} is an {@link ElementwiseExpr} over the inputs. */
     ELEMENTWISE_FUSED("elementwise", OpKind.ELEMENTWISE, 1, Integer.MAX_VALUE, TypeRules::elementwise,
             "%3 = elementwise(%0, %1, %2) {expr=\"gelu_tanh(add($0, mul($1, $2)))\"} : f32[2,128,1024]", "expr:s!");

@@ -49,6 +49,7 @@ public final class KernelLowering {
         TABLE.put(Op.RMS_NORM, KernelLowering::norm);
         TABLE.put(Op.LAYER_NORM, KernelLowering::norm);
         TABLE.put(Op.FUSED_NORM, KernelLowering::norm);
+        TABLE.put(Op.NORM_WEIGHT_GRAD, KernelLowering::normWeightGrad);
         TABLE.put(Op.SOFTMAX, KernelLowering::rowwise);
         TABLE.put(Op.ROPE, KernelLowering::rowwise);
         TABLE.put(Op.PERMUTE, KernelLowering::copy);
@@ -304,6 +305,16 @@ public final class KernelLowering {
         Map<String, String> spec = Map.of("rows", "" + x.rows(), "D", "" + x.last(), "kind", kind, "residual", "" + res,
                 "eps", "" + n.attrs().getDouble("eps", 0));
         return new Described(KernelKind.ROWWISE, ops, rows(x), Tile.of("rows", 1, "cols", x.last()), roles, List.of(), spec);
+    }
+
+    /** norm_weight_grad: row statistics per row, the products summed over rows per column in a fixed order. */
+    private static Described normWeightGrad(Node n, Graph g) {
+        Shape x = g.type(n.input(0)).shape();
+        String kind = n.attrs().getString("kind", "rms");
+        Map<String, String> spec = Map.of("rows", "" + x.rows(), "D", "" + x.last(), "kind", kind,
+                "eps", "" + n.attrs().getDouble("eps", 0));
+        return new Described(KernelKind.REDUCTION, List.of(kind + "_norm", "mul", "reduce_sum"), rows(x),
+                Tile.of("rows", 1, "cols", x.last()), List.of("x", "dy"), List.of(), spec);
     }
 
     private static Described rowwise(Node n, Graph g) {

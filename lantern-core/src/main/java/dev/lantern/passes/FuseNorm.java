@@ -22,6 +22,8 @@ import java.util.List;
  *                                        norm reads any float storage and computes in f32 anyway)
  *   softmax(mul(x, c)) {scale=s}      -> softmax(x) {scale=s·c}     (c a scalar constant; div too)
  *   add(norm_grad(x, w, dy), r)       -> norm_grad(x, w, dy, r) {residual=true}  ({@link NormGradResidual})
+ *   reduce_sum(mul(dy, norm(x, ones))) over the rows -> norm_weight_grad(x, dy)   (the norm VJP's dw:
+ *                                        x̂ and the product never written; {@link NormWeightGradRule})
  * </pre>
  * The residual sum is recomputed in the norm's prologue (in f32, one read of each operand), so it is
  * never written when every reader of it absorbs it ({@link FuseGemmEpilogue#sumDies}); the bytes
@@ -30,6 +32,7 @@ import java.util.List;
  */
 public final class FuseNorm implements Pass {
     static final List<Rule> RULES = List.of(
+            NormWeightGradRule.RULE,
             Rule.of("residual-into-norm", (n, cx) -> {
                 if (n.op() != Op.RMS_NORM && n.op() != Op.LAYER_NORM) {
                     return null;
@@ -99,7 +102,7 @@ public final class FuseNorm implements Pass {
     @Override
     public String summary() {
         return "residual adds into the next norm's prologue, casts into its output, scalar scales into softmax,"
-                + " residual gradients into a norm gradient's dx";
+                + " residual gradients into a norm gradient's dx, norm weight gradients into one op";
     }
 
     @Override

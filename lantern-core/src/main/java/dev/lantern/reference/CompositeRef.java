@@ -10,9 +10,9 @@ import java.util.List;
 import java.util.function.DoubleUnaryOperator;
 
 /**
- * float64 meaning of the ops that fusion makes (gemm, fused_norm, elementwise, attention with rope
- * and out_perm), written as the primitive reference ops they replace, so that a graph before and
- * after any pass can be checked against the same oracle. As elsewhere in the reference, only a
+ * float64 meaning of the ops that fusion makes (gemm, fused_norm, norm_weight_grad, elementwise,
+ * attention with rope and out_perm), written as the primitive reference ops they replace, so that
+ * a graph before and after any pass can be checked against the same oracle. As elsewhere in the reference, only a
  * cast rounds: {@code out=...} on a gemm or norm, and {@code cast_*} in an expression.
  */
 final class CompositeRef {
@@ -40,6 +40,23 @@ final class CompositeRef {
         RefTensor y = a.getString("kind", "rms").equals("rms") ? RefOps.rmsNorm(h, in.get(w), eps)
                 : RefOps.layerNorm(h, in.get(w), in.size() > w + 1 ? in.get(w + 1) : null, eps);
         return rounded(y, a);
+    }
+
+    /** Σ over the rows of dy·x̂, x̂ the norm of x with a weight of ones (the VJP's composition, summed in float64). */
+    static RefTensor normWeightGrad(Node n, List<RefTensor> in, Attrs a) {
+        RefTensor x = in.get(0);
+        RefTensor dy = in.get(1);
+        int d = x.shape().last();
+        double[] one = new double[d];
+        java.util.Arrays.fill(one, 1.0);
+        RefTensor ones = new RefTensor(Shape.of(d), one);
+        double eps = a.getDouble("eps", 1e-6);
+        RefTensor xhat = a.getString("kind", "rms").equals("rms") ? RefOps.rmsNorm(x, ones, eps) : RefOps.layerNorm(x, ones, null, eps);
+        double[] dw = new double[d];
+        for (int i = 0; i < xhat.data().length; i++) {
+            dw[i % d] += dy.data()[i] * xhat.data()[i];
+        }
+        return new RefTensor(n.type().shape(), dw);
     }
 
     static RefTensor attention(Node n, List<RefTensor> in, Attrs a) {

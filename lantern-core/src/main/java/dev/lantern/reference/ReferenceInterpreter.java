@@ -156,6 +156,7 @@ public final class ReferenceInterpreter {
             case ATTENTION -> CompositeRef.attention(n, in, a);
             case GEMM -> CompositeRef.gemm(n, in, a);
             case FUSED_NORM -> CompositeRef.fusedNorm(n, in, a);
+            case NORM_WEIGHT_GRAD -> CompositeRef.normWeightGrad(n, in, a);
             case ELEMENTWISE_FUSED -> CompositeRef.elementwise(n, in, a);
         };
     }

@@ -172,6 +172,7 @@ class OpDifferentialTest {
         covered.add(Op.PARAM); // covered by the block tests and stridedParam below
         // ops that only fusion makes run in the compiled executor (engine.cpu.FusedKernels), tested there
         covered.addAll(EnumSet.of(Op.GEMM, Op.FUSED_NORM, Op.ELEMENTWISE_FUSED));
+        covered.add(Op.NORM_WEIGHT_GRAD); // its kernel alone against the reference: NormWeightGradTest
         covered.add(Op.GATHER); // its ids are integers, which OpCase does not draw: GatherTest
         // integer targets and ids again: autodiff.GradKernelTest
         covered.addAll(EnumSet.of(Op.CROSS_ENTROPY, Op.CROSS_ENTROPY_GRAD, Op.SCATTER_ADD));

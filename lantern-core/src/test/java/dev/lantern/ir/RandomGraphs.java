@@ -118,6 +118,7 @@ public final class RandomGraphs {
                 }
                 yield l;
             }
+            case NORM_WEIGHT_GRAD -> s.rank() == 0 ? null : List.of(x, sameShaped(xt));
             case CROSS_ENTROPY -> s.rank() == 0 || s.numel() == 0 ? null : List.of(x, targets(s));
             case CROSS_ENTROPY_GRAD -> s.rank() == 0 || s.numel() == 0 ? null : List.of(x, targets(s), source(Shape.scalar(), d));
             case SCATTER_ADD -> s.rank() == 0 ? null : List.of(x, ids(false));

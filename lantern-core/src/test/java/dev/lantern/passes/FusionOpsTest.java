@@ -39,6 +39,10 @@ class FusionOpsTest {
                   %1 = input {name="k"} : f32[2,4,128,64]
                   %2 = input {name="v"} : f32[2,4,128,64]
                 """, Op.ATTENTION.example(), "3"));
+        Verifier.verify(withInputs("""
+                  %0 = input {name="x"} : bf16[2,128,256]
+                  %1 = input {name="dy"} : f32[2,128,256]
+                """, Op.NORM_WEIGHT_GRAD.example(), "2"));
     }
 
     @Test
@@ -60,5 +64,8 @@ class FusionOpsTest {
         e = assertThrows(LanternException.class,
                 () -> Verifier.verify(withInputs(ins, "%0 = fused_norm(%a, %c) {eps=1.0E-5, kind=\"batch\"} : f32[8,16]", "0")));
         assertTrue(e.getMessage().contains("'kind' of fused_norm must be one of \"rms\", \"layer\""), e.getMessage());
+        e = assertThrows(LanternException.class,
+                () -> Verifier.verify(withInputs(ins, "%0 = norm_weight_grad(%a, %b) {eps=1.0E-5, kind=\"rms\"} : f32[16]", "0")));
+        assertTrue(e.getMessage().contains("norm_weight_grad needs dy of x's shape [8,16]"), e.getMessage());
     }
 }

@@ -7,6 +7,7 @@ import dev.lantern.cpu.ElementwiseProgram;
 import dev.lantern.cpu.Gemm;
 import dev.lantern.cpu.GemmEpilogue;
 import dev.lantern.cpu.Norm;
+import dev.lantern.cpu.NormWeightGrad;
 import dev.lantern.cpu.OpKernels;
 import dev.lantern.cpu.PackedWeight;
 import dev.lantern.cpu.Rope;
@@ -62,6 +63,11 @@ public final class FusedKernels {
             case ATTENTION -> KernelLowering.ATTENTION_PER_HEAD.equals(k.key().specialization().get("strategy"))
                     ? headAttention(a, k) : attention(a);
             case FUSED_NORM -> norm(a);
+            case NORM_WEIGHT_GRAD -> {
+                boolean layer = a.getString("kind", "rms").equals("layer");
+                float eps = (float) a.getDouble("eps", 1e-6);
+                yield (in, out, ws) -> NormWeightGrad.run(in.get(0), in.get(1), layer, eps, out);
+            }
             case ELEMENTWISE_FUSED -> {
                 ElementwiseProgram p = ExprProgram.compile(ElementwiseExpr.parse(a.getString("expr", "")), n.inputs().size());
                 yield (in, out, ws) -> p.run(in, List.of(out));

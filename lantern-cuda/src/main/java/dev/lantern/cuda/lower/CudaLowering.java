@@ -35,6 +35,7 @@ public final class CudaLowering {
         TABLE.put(Op.FUSED_NORM, norm);
         TABLE.put(Op.RMS_NORM, norm);
         TABLE.put(Op.LAYER_NORM, norm);
+        TABLE.put(Op.NORM_WEIGHT_GRAD, new NormWeightGradLowerer());
         TABLE.put(Op.SOFTMAX, new SoftmaxLowerer());
         TABLE.put(Op.ROPE, new RopeLowerer());
         TABLE.put(Op.PERMUTE, copy);

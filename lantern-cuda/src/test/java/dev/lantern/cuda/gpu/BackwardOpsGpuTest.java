@@ -30,9 +30,10 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every op autodiff emits, and the GEMM transposes a backward graph uses, on the GPU against the
- * float64 reference: seeded random odd and prime shapes (rows 1–299, widths 1–1499, primes, widths under a warp), f32, bf16
- * and f16 (126 cases), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
+ * Every op autodiff emits, fuse-norm's norm_weight_grad and residual norm gradients, and the GEMM transposes a backward
+ * graph uses, on the GPU against the float64 reference: seeded random odd and prime shapes (rows 1–299, widths 1–1499,
+ * primes, widths under a warp), f32, bf16 and f16 (138 cases, and 3 of norm_weight_grad at thousands of rows and past
+ * 4096 columns), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
  * also runs in strict mode (CompileOptions.deterministic) twice, bit-identical. Tolerances
  * (||gpu - ref|| / ||ref||): 2e-5 in f32 (row reductions of up to 1500 f32 terms), 1e-2 in bf16
  * and f16 (one rounding of every output to 8 or 11 bits).
@@ -53,7 +54,7 @@ class BackwardOpsGpuTest {
         String[] ops = {"gelu_grad_none", "gelu_grad_tanh", "silu_grad", "relu_grad", "softmax_grad", "rms_norm_grad",
                 "layer_norm_grad", "rms_norm_grad_residual", "layer_norm_grad_add", "reduce_rows", "reduce_cols", "reduce_all",
                 "reduce_mid_keep", "cross_entropy", "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb",
-                "matmul_batched_ta", "matmul_broadcast_tb"};
+                "matmul_batched_ta", "matmul_broadcast_tb", "norm_weight_grad_rms", "norm_weight_grad_layer"};
         for (String op : ops) {
             for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
                 // every shape kind in f32, two in bf16, one in f16: each shape is its own NVRTC compile
@@ -65,6 +66,10 @@ class BackwardOpsGpuTest {
                 }
             }
         }
+        // norm_weight_grad past one row per chunk (many rows) and past one column block (wider than 4096)
+        all.add(Arguments.of("norm_weight_grad_rms", DType.BF16, 2049, 4099, r.nextLong()));
+        all.add(Arguments.of("norm_weight_grad_layer", DType.F32, 1031, 5003, r.nextLong()));
+        all.add(Arguments.of("norm_weight_grad_layer", DType.F16, 1537, 4096, r.nextLong()));
         return all.stream();
     }
 
@@ -116,6 +121,8 @@ class BackwardOpsGpuTest {
             case "matmul_broadcast_tb" -> "  %x = input {name=\"x\"} : " + t + "[2,3," + rows + ",19]\n"
                     + "  %b = input {name=\"b\"} : " + t + "[2,1," + cols + ",19]\n"
                     + "  %y = matmul(%x, %b) {transpose_b=true} : " + t + "[2,3," + rows + "," + cols + "]\n";
+            case "norm_weight_grad_rms" -> x + dy + "  %y = norm_weight_grad(%x, %dy) {eps=1.0E-6, kind=\"rms\"} : " + t + "[" + cols + "]\n";
+            case "norm_weight_grad_layer" -> x + dy + "  %y = norm_weight_grad(%x, %dy) {eps=1.0E-5, kind=\"layer\"} : " + t + "[" + cols + "]\n";
             default -> throw new IllegalArgumentException(op);
         };
     }

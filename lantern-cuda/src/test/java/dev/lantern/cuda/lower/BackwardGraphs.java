@@ -39,6 +39,8 @@ final class BackwardGraphs {
             "%y = cross_entropy(%x, %t) : f32[]",
             "%l = cross_entropy(%x, %t) : f32[]\n  %y = cross_entropy_grad(%x, %t, %l) : f32[5,13]",
             "%y = scatter_add(%x, %t) {axis=0, size=7} : f32[7,13]",
+            "%y = norm_weight_grad(%x, %x) {eps=1.0E-6, kind=\"rms\"} : f32[13]",
+            "%y = norm_weight_grad(%x, %x) {eps=1.0E-5, kind=\"layer\"} : f32[13]",
             "%r = reshape(%x) {shape=[1,1,5,13]} : f32[1,1,5,13]\n  %s = slice(%r) {axis=3, start=0, end=12} : f32[1,1,5,12]\n"
                     + "  %y = rope(%s) {inverse=true} : f32[1,1,5,12]");
 

@@ -10,6 +10,7 @@ import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CrossEntropySpec;
 import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.NormWeightGradSpec;
 import dev.lantern.cuda.codegen.ReduceSpec;
 import dev.lantern.cuda.codegen.RopeSpec;
 import dev.lantern.cuda.codegen.RowGradSpec;
@@ -101,6 +102,52 @@ class BackwardLoweringTest {
         assertTrue(p.splits() > 1 && p.chunk() * p.splits() >= 4099 && p.chunk() * (p.splits() - 1) < 4099, p.toString());
         assertEquals(1, ReduceSpec.splitsFor(40000, 4099));
         assertEquals(1, ReduceSpec.splitsFor(7, 50));
+    }
+
+    @Test
+    void normWeightGradIsTwoKernelsChosenByTheShapesAlone() {
+        List<Object> dw = specs("%y = norm_weight_grad(%x, %x) {eps=1.0E-6, kind=\"rms\"} : f32[13]");
+        assertEquals(List.of(NormWeightGradSpec.Stage.PARTIAL, NormWeightGradSpec.Stage.FINISH),
+                dw.stream().filter(s -> s instanceof NormWeightGradSpec).map(s -> ((NormWeightGradSpec) s).stage()).toList());
+        NormWeightGradSpec step = spec(16 * 1024, 4096);
+        assertEquals(256, step.threads());
+        assertEquals(16, step.perThread());
+        assertEquals(1, step.colBlocks(), "the decoder step's row in registers");
+        assertEquals(42, step.chunkRows());
+        assertEquals(391, step.chunks(), "one wave of 3 CTAs per SM on 132 SMs");
+        NormWeightGradSpec wide = spec(7, 5003);
+        assertEquals(2, wide.colBlocks(), "past 4096 columns: two column blocks");
+        assertEquals(7, wide.chunks());
+        NormWeightGradSpec narrow = spec(5, 1);
+        assertEquals(32, narrow.threads());
+        assertEquals(1, narrow.perThread());
+        for (NormWeightGradSpec s : List.of(step, wide, narrow)) {
+            assertTrue(s.chunkRows() * s.chunks() >= s.rows() && s.chunkRows() * (s.chunks() - 1) < s.rows(), s.toString());
+            StrictKernels.check(KernelNames.render(s, CudaTarget.H200));
+        }
+    }
+
+    private static NormWeightGradSpec spec(long rows, long cols) {
+        return new NormWeightGradSpec("lt_norm_dw", NormWeightGradSpec.Stage.PARTIAL, NormWeightGradSpec.Kind.RMS, rows, cols, 1e-6,
+                dev.lantern.ir.DType.F32, dev.lantern.ir.DType.F32, dev.lantern.ir.DType.F32);
+    }
+
+    @Test
+    void theFusedStepComputesEachNormWeightGradientInOneFusedKernel() {
+        var lm = BackwardGraphs.model(BackwardGraphs.ODD, 29);
+        for (CompileOptions.Amp amp : List.of(CompileOptions.Amp.NONE, CompileOptions.Amp.BF16)) {
+            for (boolean fuse : new boolean[] {true, false}) {
+                CompiledModel m = BackwardGraphs.compile(BackwardGraphs.backward(lm).graph(), fuse, amp);
+                List<Step> steps = CudaLowering.lower(m, CudaTarget.H200).steps();
+                long partials = steps.stream().filter(s -> s instanceof Step.Launch l && l.spec() instanceof NormWeightGradSpec w
+                        && w.stage() == NormWeightGradSpec.Stage.PARTIAL).count();
+                // x̂ = norm(x, ones): a norm kernel whose weight is a constant (it fed a mul, then a reduce_sum)
+                long xhats = m.kernels().stream().filter(k -> k.node().op() == Op.RMS_NORM || k.node().op() == Op.FUSED_NORM)
+                        .filter(k -> m.graph().node(k.node().input(k.node().inputs().size() - 1)).op() == Op.CONSTANT).count();
+                assertEquals(fuse ? 3 : 0, partials, amp + " fuse=" + fuse + ": the attention, MLP and final norms' dw");
+                assertEquals(fuse ? 0 : 3, xhats, amp + " fuse=" + fuse);
+            }
+        }
     }
 
     @Test

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.NormWeightGradSpec;
 import dev.lantern.cuda.codegen.NvccOnPath;
 import dev.lantern.engine.CompileOptions;
+import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Every kernel of the backward ops ({@link BackwardGraphs#BODIES}, in f32, bf16 and f16) and of a language model's whole
  * training step (f32, bf16 and f16 autocast; fused and unfused), and the multi-tensor optimizer's
- * kernels (sum of squares, AdamW, SGD), compile for sm_90 with nvcc.
+ * kernels (sum of squares, AdamW, SGD), and norm_weight_grad's wide and mixed-dtype forms, compile for sm_90 with nvcc.
  * Skips without nvcc.
  */
 @Tag("nvcc")
@@ -58,6 +60,26 @@ class BackwardNvccTest {
         }
         assertEquals("", failures.toString());
         System.out.println("[nvcc] " + unique.size() + " distinct backward kernels compile for " + CudaTarget.H200.arch());
+    }
+
+    /** norm_weight_grad's paths that the step's small widths do not reach: past 4096 columns, mixed dtypes, the 16x1024x4096 step's. */
+    @Test
+    void normWeightGradKernelsCompileForSm90() throws Exception {
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
+        StringBuilder failures = new StringBuilder();
+        DType[][] types = {{DType.BF16, DType.F32, DType.F32}, {DType.F16, DType.F16, DType.F16}, {DType.F32, DType.BF16, DType.BF16}};
+        for (NormWeightGradSpec.Kind kind : NormWeightGradSpec.Kind.values()) {
+            for (NormWeightGradSpec.Stage stage : NormWeightGradSpec.Stage.values()) {
+                for (long[] shape : new long[][] {{16384, 4096}, {7, 5003}, {5, 1}}) {
+                    DType[] t = types[(int) (shape[1] % 3)];
+                    CudaKernelSource src = KernelNames.render(new NormWeightGradSpec("lt_norm_dw", stage, kind, shape[0], shape[1], 1e-5,
+                            t[0], t[1], t[2]), CudaTarget.H200);
+                    StrictKernels.check(src);
+                    failures.append(compile(src));
+                }
+            }
+        }
+        assertEquals("", failures.toString());
     }
 
     @Test
