@@ -7,17 +7,14 @@ import dev.lantern.engine.CompiledCpuExecutor;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.engine.Compiler;
 import dev.lantern.frontend.nn.BlockConfig;
-import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
-import dev.lantern.ir.Shape;
 import dev.lantern.reference.Accuracy;
 import dev.lantern.tensor.Tensor;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.util.HashMap;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -43,16 +40,7 @@ class NormWeightGradStepTest {
         assertEquals(0, xhats(fused.graph()), "no norm(x, ones) left in the fused step");
         assertEquals(3, xhats(unfused.graph()));
 
-        Map<String, Tensor> in = new HashMap<>();
-        Tensor ids = Tensor.allocate(DType.I64, Shape.of(cfg.batch(), cfg.seq()));
-        Tensor targets = Tensor.allocate(DType.I64, Shape.of(cfg.batch(), cfg.seq()));
-        for (int i = 0; i < ids.numel(); i++) {
-            ids.set(i, (i * 7 + i / 5) % 13);
-            targets.set(i, (i * 3 + 1) % 13);
-        }
-        in.put(m.ids(), ids);
-        in.put(m.targets(), targets);
-        in.put(m.scale(), Tensor.of(DType.F32, Shape.scalar(), new float[] {1f}));
+        Map<String, Tensor> in = StepBatches.of(m, cfg, 13);
         Map<String, Tensor> a = run(fused, m, in);
         Map<String, Tensor> b = run(unfused, m, in);
         for (Map.Entry<String, String> e : m.paramNames().entrySet()) {

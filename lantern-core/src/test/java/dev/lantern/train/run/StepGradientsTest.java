@@ -8,16 +8,13 @@ import dev.lantern.engine.CompiledCpuExecutor;
 import dev.lantern.engine.CompiledModel;
 import dev.lantern.engine.Compiler;
 import dev.lantern.frontend.nn.BlockConfig;
-import dev.lantern.ir.DType;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
-import dev.lantern.ir.Shape;
 import dev.lantern.reference.Accuracy;
 import dev.lantern.tensor.Tensor;
 import org.junit.jupiter.api.Test;
 
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -43,16 +40,7 @@ class StepGradientsTest {
         Graph f = m.graph();
         List<String> trained = f.params().stream().map(Node::name).toList();
         BackwardGraph prim = Gradients.of(f, m.scaledLoss(), trained, Gradients.Options.PRIMITIVE_ATTENTION);
-        Map<String, Tensor> in = new HashMap<>();
-        Tensor ids = Tensor.allocate(DType.I64, Shape.of(CFG.batch(), CFG.seq()));
-        Tensor targets = Tensor.allocate(DType.I64, Shape.of(CFG.batch(), CFG.seq()));
-        for (int i = 0; i < ids.numel(); i++) {
-            ids.set(i, (i * 7 + i / 5) % 13);
-            targets.set(i, (i * 3 + 1) % 13);
-        }
-        in.put(m.ids(), ids);
-        in.put(m.targets(), targets);
-        in.put(m.scale(), Tensor.of(DType.F32, Shape.scalar(), new float[] {1f}));
+        Map<String, Tensor> in = StepBatches.of(m, CFG, 13);
         Map<String, Tensor> a = run(flash, m, in);
         Map<String, Tensor> b = run(prim, m, in);
         for (Map.Entry<String, String> e : m.paramNames().entrySet()) {
@@ -75,7 +63,7 @@ class StepGradientsTest {
         assertTrue(residualNormGrads(fused.graph()) == 2, "one per norm of the block: " + residualNormGrads(fused.graph()));
         assertTrue(addsOfNormGrads(fused.graph()) == 0, "no add reads a norm's dx in the fused step");
         assertTrue(residualNormGrads(unfused.graph()) == 0 && addsOfNormGrads(unfused.graph()) == 2, "eager keeps the adds");
-        Map<String, Tensor> in = inputs(m);
+        Map<String, Tensor> in = StepBatches.of(m, CFG, 13);
         Map<String, Tensor> a = run(fused, m, in);
         Map<String, Tensor> b = run(unfused, m, in);
         for (Map.Entry<String, String> e : m.paramNames().entrySet()) {
@@ -93,20 +81,6 @@ class StepGradientsTest {
     private static long addsOfNormGrads(Graph g) {
         return g.nodes().stream().filter(n -> n.op() == Op.ADD && n.inputs().stream().map(g::node)
                 .anyMatch(p -> p != null && (p.op() == Op.RMS_NORM_GRAD || p.op() == Op.LAYER_NORM_GRAD))).count();
-    }
-
-    private static Map<String, Tensor> inputs(LanguageModel m) {
-        Map<String, Tensor> in = new HashMap<>();
-        Tensor ids = Tensor.allocate(DType.I64, Shape.of(CFG.batch(), CFG.seq()));
-        Tensor targets = Tensor.allocate(DType.I64, Shape.of(CFG.batch(), CFG.seq()));
-        for (int i = 0; i < ids.numel(); i++) {
-            ids.set(i, (i * 5 + i / 3) % 13);
-            targets.set(i, (i * 7 + 2) % 13);
-        }
-        in.put(m.ids(), ids);
-        in.put(m.targets(), targets);
-        in.put(m.scale(), Tensor.of(DType.F32, Shape.scalar(), new float[] {1f}));
-        return in;
     }
 
     private static Map<String, Tensor> run(CompiledModel cm, LanguageModel m, Map<String, Tensor> in) {
