@@ -7,6 +7,7 @@
 #   scripts/bench/cpu-ab.sh cpu-small /tmp/ab/base /tmp/ab/new                 # 1 thread, 45 s: CPU ms per forward
 #   AB_THREADS=2 AB_WALL=1 AB_SECONDS=60 scripts/bench/cpu-ab.sh encoder-small /tmp/ab/base /tmp/ab/new
 #   scripts/bench/cpu-ab.sh gpt2:/tmp/lantern-bench/gpt2-small/model.onnx /tmp/ab/base /tmp/ab/new    # gpt2b8: for batch 8
+#   scripts/bench/cpu-ab.sh gemm:1024x1024x1024 /tmp/ab/base /tmp/ab/new      # one f32 GEMM (M×K×N), B not prepacked
 #
 # Each DIR holds lib/*.jar (lantern-core, lantern-bench and their dependencies).
 set -euo pipefail
