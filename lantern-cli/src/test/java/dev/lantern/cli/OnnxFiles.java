@@ -56,6 +56,14 @@ final class OnnxFiles {
                 .addNode(node("Tanh", "y", "x")).build());
     }
 
+    /** y = Tanh(x) with x f32 {@code [batch, sequence, hidden]}: a peer file with a transformer block's input, for timing paths. */
+    static ModelProto blockShapedTanh() {
+        return model(13, GraphProto.newBuilder().setName("tanh_block")
+                .addInput(value("x", TensorProto.DataType.FLOAT_VALUE, "batch", "sequence", "hidden"))
+                .addOutput(value("y", TensorProto.DataType.FLOAT_VALUE, "batch", "sequence", "hidden"))
+                .addNode(node("Tanh", "y", "x")).build());
+    }
+
     /** One node of an op Lantern does not know. */
     static ModelProto unknownOp() {
         return model(17, GraphProto.newBuilder().setName("frob")
