@@ -23,12 +23,18 @@ import java.util.List;
  * tiles: the query tile BR of GRAD_KV is 16 at head_dim 128 (registers), else 64; the key tile of
  * GRAD_Q 32 at head_dim 128, else 64
  * </pre>
+ * The streamed tiles (GRAD_Q's K and V, GRAD_KV's Q, dO, lse and delta) have {@link #STAGES} buffers:
+ * tile i + 1's cp.async copies are issued before tile i is used and waited for (wait_group 1) only
+ * when tile i + 1 comes up, so the copies overlap the tile's mma work; a CTA used to wait for every
+ * tile it loaded, idle.
  * Rows past seq_q and keys past seq_k are zero-filled by cp.async and their P set to 0; a row whose
  * lse is −inf (it sees no key) has P = 0 (its lse·log2e is staged as +inf). Every output element is
  * accumulated by one thread in a fixed order (no atomics), so strict mode runs these kernels.
  */
 final class AttentionBackwardMmaRenderer {
     static final int WARPS = 4;
+    /** Buffers of the streamed tiles (GRAD_Q's K and V, GRAD_KV's Q and dO): the next tile lands while this one is used. */
+    static final int STAGES = 2;
     private static final double LOG2E = 1.4426950408889634;
 
     private final AttentionBackwardSpec spec;
@@ -63,8 +69,8 @@ final class AttentionBackwardMmaRenderer {
         int d = spec.headDim();
         return switch (spec.kind()) {
             case LSE -> 2 * 64 * d * 2;
-            case GRAD_Q -> (2 * 64 + 2 * keyTile) * d * 2;
-            case GRAD_KV -> (2 * 64 + 2 * queryTile) * d * 2 + 2 * queryTile * 4;
+            case GRAD_Q -> (2 * 64 + 2 * STAGES * keyTile) * d * 2;
+            case GRAD_KV -> (2 * 64 + 2 * STAGES * queryTile) * d * 2 + 2 * STAGES * queryTile * 4;
             case DELTA -> 0;
         };
     }
@@ -118,7 +124,7 @@ final class AttentionBackwardMmaRenderer {
     }
 
     private void emitHelpers(CudaEmitter e, String mmaType, String pack2, String vec2) {
-        AttentionParams.emitCpAsync(e, false);
+        AttentionParams.emitCpAsync(e, true);
         e.block("__device__ __forceinline__ void lt_ldsm_x4(unsigned addr, unsigned (&r)[4])", () ->
                 e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
                         + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
@@ -236,7 +242,7 @@ final class AttentionBackwardMmaRenderer {
     private void gradQ(CudaEmitter e, String pack2, String vec2) {
         queryBlock(e, true);
         e.line("const unsigned sQ = (unsigned) __cvta_generic_to_shared(lt_smem), sG = sQ + 64 * D * 2, sK = sG + 64 * D * 2, "
-                + "sV = sK + BK * D * 2;");
+                + "sV = sK + 2 * BK * D * 2;  // two buffers each of K and V");
         e.line("lt_load_tile<64>(sQ, qb, q_ss, q0, seq_q, tid);");
         e.line("lt_load_tile<64>(sG, dyb, dy_ss, q0, seq_q, tid);");
         e.line("lt_cp_commit();");
@@ -249,13 +255,22 @@ final class AttentionBackwardMmaRenderer {
         });
         e.line("float dq[D / 8][4];");
         e.unrolled("n", "D / 8", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
+        e.comment("K and V tiles stream through two buffers: tile kt + 1 lands while tile kt is used");
+        e.block("auto issue = [&](int kt, int buf)", () -> {
+            e.line("lt_load_tile<BK>(sK + buf * (BK * D * 2), kb, k_ss, kt * BK, seq_k, tid);");
+            e.line("lt_load_tile<BK>(sV + buf * (BK * D * 2), vb, v_ss, kt * BK, seq_k, tid);");
+        });
+        e.line(";");
+        e.line("if (nk > 0) issue(0, 0);");
+        e.line("lt_cp_commit();");
         e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
-            e.line("__syncthreads();  // every warp is done with the previous K and V tiles");
-            e.line("lt_load_tile<BK>(sK, kb, k_ss, kt * BK, seq_k, tid);");
-            e.line("lt_load_tile<BK>(sV, vb, v_ss, kt * BK, seq_k, tid);");
+            e.line("const int buf = kt & 1;");
+            e.line("__syncthreads();  // every warp is done with tile kt - 1, whose buffer tile kt + 1 fills");
+            e.line("if (kt + 1 < nk) issue(kt + 1, buf ^ 1);");
             e.line("lt_cp_commit();");
-            e.line("lt_cp_wait_all();");
+            e.line("lt_cp_wait_one();  // every group but the newest: tile kt (and Q, dO) landed");
             e.line("__syncthreads();");
+            e.line("const unsigned cK = sK + buf * (BK * D * 2), cV = sV + buf * (BK * D * 2);");
             e.line("float s[BK / 8][4], dp[BK / 8][4];");
             e.unrolled("n", "BK / 8", () -> e.line("s[n][0] = s[n][1] = s[n][2] = s[n][3] = dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;"));
             e.unrolled("kk", "D / 16", () -> {
@@ -264,10 +279,10 @@ final class AttentionBackwardMmaRenderer {
                 e.line("lt_ldsm_x4(LT_A(sG, warp * 16, kk), ga);");
                 e.unrolled("np", "BK / 16", () -> {
                     e.line("unsigned b[4];");
-                    e.line("lt_ldsm_x4(LT_B(sK, np * 16, kk), b);");
+                    e.line("lt_ldsm_x4(LT_B(cK, np * 16, kk), b);");
                     e.line("lt_mma(s[2 * np], qa, b[0], b[1]);");
                     e.line("lt_mma(s[2 * np + 1], qa, b[2], b[3]);");
-                    e.line("lt_ldsm_x4(LT_B(sV, np * 16, kk), b);");
+                    e.line("lt_ldsm_x4(LT_B(cV, np * 16, kk), b);");
                     e.line("lt_mma(dp[2 * np], ga, b[0], b[1]);");
                     e.line("lt_mma(dp[2 * np + 1], ga, b[2], b[3]);");
                 });
@@ -281,12 +296,13 @@ final class AttentionBackwardMmaRenderer {
                 e.line("lt_acc_to_a(s[2 * j], s[2 * j + 1], a);");
                 e.unrolled("c", "D / 16", () -> {
                     e.line("unsigned b[4];");
-                    e.line("lt_ldsm_x4_t(LT_BT(sK, j * 16, c), b);");
+                    e.line("lt_ldsm_x4_t(LT_BT(cK, j * 16, c), b);");
                     e.line("lt_mma(dq[2 * c], a, b[0], b[1]);");
                     e.line("lt_mma(dq[2 * c + 1], a, b[2], b[3]);");
                 });
             });
         });
+        e.line("lt_cp_wait_all();");
         e.unrolled("h", "2", () -> {
             e.line("const int row = q0 + warp * 16 + g + 8 * h;");
             e.line("T* __restrict__ ob = out + (bh * seq_q + row) * (long long) D;");
@@ -304,9 +320,9 @@ final class AttentionBackwardMmaRenderer {
         e.line("const T* __restrict__ kb = k + bi * k_sb + hk * k_sh;");
         e.line("const T* __restrict__ vb = v + bi * v_sb + hk * v_sh;");
         e.line("const unsigned sK = (unsigned) __cvta_generic_to_shared(lt_smem), sV = sK + BK * D * 2, sQ = sV + BK * D * 2, "
-                + "sG = sQ + BQ * D * 2;");
-        e.line("float* fL = reinterpret_cast<float*>(lt_smem + (2 * BK + 2 * BQ) * D * 2);  // the query tile's lse·log2e");
-        e.line("float* fD = fL + BQ;                                                      // and delta");
+                + "sG = sQ + 2 * BQ * D * 2;  // two buffers each of Q and dO");
+        e.line("float* fL = reinterpret_cast<float*>(lt_smem + (2 * BK + 4 * BQ) * D * 2);  // each buffer's lse·log2e");
+        e.line("float* fD = fL + 2 * BQ;                                                    // and delta");
         e.line("lt_load_tile<BK>(sK, kb, k_ss, k0, seq_k, tid);");
         e.line("lt_load_tile<BK>(sV, vb, v_ss, k0, seq_k, tid);");
         e.line("lt_cp_commit();");
@@ -314,29 +330,42 @@ final class AttentionBackwardMmaRenderer {
         e.unrolled("n", "D / 8", () -> e.line("dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;"));
         e.line("const int krow = k0 + warp * 16 + g;  // this thread's keys: krow and krow + 8");
         e.line("const int nq = (seq_q + BQ - 1) / BQ;");
-        e.comment("the group's query heads in order, each head's query tiles in order: one fixed summation order");
-        e.block("for (int gq = 0; gq < GROUP; ++gq)", () -> {
-            e.line("const long long hi = hk * GROUP + gq;");
-            e.line("const T* __restrict__ qb = q + bi * q_sb + hi * q_sh;");
-            e.line("const T* __restrict__ dyb = dy + bi * dy_sb + hi * dy_sh;");
+        e.line("const int qs = CAUSAL ? k0 / BQ : 0;                // causal: the first tile that sees the block's first key");
+        e.line("const int per = nq > qs ? nq - qs : 0, total = GROUP * per;");
+        e.comment("the group's query heads in order, each head's query tiles in order (tile it: head it / per): one fixed summation order;");
+        e.comment("Q, dO, lse and delta of tile it + 1 land in the other buffer while tile it is used");
+        e.block("auto issue = [&](int it, int buf)", () -> {
+            e.line("const long long hi = hk * GROUP + it / per;");
+            e.line("const int i0 = (qs + it % per) * BQ;");
+            e.line("const long long rb = (bi * heads + hi) * seq_q;");
+            e.line("lt_load_tile<BQ>(sQ + buf * (BQ * D * 2), q + bi * q_sb + hi * q_sh, q_ss, i0, seq_q, tid);");
+            e.line("lt_load_tile<BQ>(sG + buf * (BQ * D * 2), dy + bi * dy_sb + hi * dy_sh, dy_ss, i0, seq_q, tid);");
+            e.block("if (tid < BQ)", () -> {
+                e.line("const int row = i0 + tid;");
+                e.line("const float L = row < seq_q ? lse[rb + row] : -LT_INF;");
+                e.line("fL[buf * BQ + tid] = L == -LT_INF ? LT_INF : L * LOG2E;");
+                e.line("fD[buf * BQ + tid] = row < seq_q ? delta[rb + row] : 0.f;");
+            });
+        });
+        e.line(";");
+        e.line("if (total > 0) issue(0, 0);");
+        e.line("lt_cp_commit();");
+        e.block("for (int it = 0; it < total; ++it)", () -> {
+            e.line("const int buf = it & 1;");
+            e.line("__syncthreads();  // every warp is done with tile it - 1, whose buffers tile it + 1 fills");
+            e.line("if (it + 1 < total) issue(it + 1, buf ^ 1);");
+            e.line("lt_cp_commit();");
+            e.line("lt_cp_wait_one();  // every group but the newest: tile it (and K, V) landed");
+            e.line("__syncthreads();");
+            e.line("const int i0 = (qs + it % per) * BQ;");
             if (spec.masked()) {
+                e.line("const long long hi = hk * GROUP + it / per;");
                 e.line("const T* __restrict__ amb = amask + bi * amask_sb + hi * amask_sh;");
             }
-            e.line("const long long rb = (bi * heads + hi) * seq_q;");
-            e.block("for (int qt = CAUSAL ? k0 / BQ : 0; qt < nq; ++qt)", () -> {
-                e.line("const int i0 = qt * BQ;");
-                e.line("__syncthreads();  // every warp is done with the previous query tile");
-                e.line("lt_load_tile<BQ>(sQ, qb, q_ss, i0, seq_q, tid);");
-                e.line("lt_load_tile<BQ>(sG, dyb, dy_ss, i0, seq_q, tid);");
-                e.line("lt_cp_commit();");
-                e.block("if (tid < BQ)", () -> {
-                    e.line("const int row = i0 + tid;");
-                    e.line("const float L = row < seq_q ? lse[rb + row] : -LT_INF;");
-                    e.line("fL[tid] = L == -LT_INF ? LT_INF : L * LOG2E;");
-                    e.line("fD[tid] = row < seq_q ? delta[rb + row] : 0.f;");
-                });
-                e.line("lt_cp_wait_all();");
-                e.line("__syncthreads();");
+            e.line("const unsigned cQ = sQ + buf * (BQ * D * 2), cG = sG + buf * (BQ * D * 2);");
+            e.line("const float* cL = fL + buf * BQ;");
+            e.line("const float* cD = fD + buf * BQ;");
+            {
                 e.line("float st[BQ / 8][4], dpt[BQ / 8][4];  // S^T and dP^T: rows = this warp's 16 keys, columns = the tile's queries");
                 e.unrolled("n", "BQ / 8", () -> e.line("st[n][0] = st[n][1] = st[n][2] = st[n][3] = dpt[n][0] = dpt[n][1] = dpt[n][2] = dpt[n][3] = 0.f;"));
                 e.unrolled("kk", "D / 16", () -> {
@@ -345,10 +374,10 @@ final class AttentionBackwardMmaRenderer {
                     e.line("lt_ldsm_x4(LT_A(sV, warp * 16, kk), va);");
                     e.unrolled("np", "BQ / 16", () -> {
                         e.line("unsigned b[4];");
-                        e.line("lt_ldsm_x4(LT_B(sQ, np * 16, kk), b);");
+                        e.line("lt_ldsm_x4(LT_B(cQ, np * 16, kk), b);");
                         e.line("lt_mma(st[2 * np], ka, b[0], b[1]);");
                         e.line("lt_mma(st[2 * np + 1], ka, b[2], b[3]);");
-                        e.line("lt_ldsm_x4(LT_B(sG, np * 16, kk), b);");
+                        e.line("lt_ldsm_x4(LT_B(cG, np * 16, kk), b);");
                         e.line("lt_mma(dpt[2 * np], va, b[0], b[1]);");
                         e.line("lt_mma(dpt[2 * np + 1], va, b[2], b[3]);");
                     });
@@ -359,9 +388,9 @@ final class AttentionBackwardMmaRenderer {
                     if (spec.masked()) {
                         e.line("if (row < seq_q && key < seq_k) x += lt_f32(amb[(long long) row * amask_ss + key]) * LOG2E;");
                     }
-                    e.line("const float p = key < seq_k && (!CAUSAL || key <= row) ? exp2f(x - fL[qi]) : 0.f;");
+                    e.line("const float p = key < seq_k && (!CAUSAL || key <= row) ? exp2f(x - cL[qi]) : 0.f;");
                     e.line("st[n][i] = p;");
-                    e.line("dpt[n][i] = p * (dpt[n][i] - fD[qi]);");
+                    e.line("dpt[n][i] = p * (dpt[n][i] - cD[qi]);");
                 }));
                 e.unrolled("j", "BQ / 16", () -> {
                     e.line("unsigned pa[4], sa[4];");
@@ -369,15 +398,15 @@ final class AttentionBackwardMmaRenderer {
                     e.line("lt_acc_to_a(dpt[2 * j], dpt[2 * j + 1], sa);");
                     e.unrolled("c", "D / 16", () -> {
                         e.line("unsigned b[4];");
-                        e.line("lt_ldsm_x4_t(LT_BT(sG, j * 16, c), b);");
+                        e.line("lt_ldsm_x4_t(LT_BT(cG, j * 16, c), b);");
                         e.line("lt_mma(dv[2 * c], pa, b[0], b[1]);");
                         e.line("lt_mma(dv[2 * c + 1], pa, b[2], b[3]);");
-                        e.line("lt_ldsm_x4_t(LT_BT(sQ, j * 16, c), b);");
+                        e.line("lt_ldsm_x4_t(LT_BT(cQ, j * 16, c), b);");
                         e.line("lt_mma(dk[2 * c], sa, b[0], b[1]);");
                         e.line("lt_mma(dk[2 * c + 1], sa, b[2], b[3]);");
                     });
                 });
-            });
+            }
         });
         e.line("lt_cp_wait_all();  // causal keys past every query ran no tile: their K/V copies still land before exit");
         e.comment("out [2, b, hk, t, D]: dk at [0], dv one plane after");

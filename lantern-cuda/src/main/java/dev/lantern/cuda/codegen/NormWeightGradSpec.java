@@ -35,11 +35,15 @@ public record NormWeightGradSpec(String name, Stage stage, Kind kind, long rows,
     /** Columns a thread keeps in registers at most (two 16-wide f32/double arrays). */
     static final int MAX_PER_THREAD = 16;
     /**
-     * About how many PARTIAL CTAs to run, a constant (never the device's SM count, so the sums' order
-     * is the shapes'): ptxas gives the 4096-wide f32 kernel 80 registers a thread, so 3 CTAs of 256
-     * fit an SM, and 3 x 132 = 396 is one full wave on an H200 (512 left a 29 % second wave).
+     * PARTIAL CTAs an SM must hold (its launch bounds): each thread keeps two rows of x and dy
+     * (this one and the next, requested early) beside its double accumulators, about 110 registers.
      */
-    static final long TARGET_CTAS = 396;
+    static final int PARTIAL_CTAS_PER_SM = 2;
+    /**
+     * About how many PARTIAL CTAs to run, a constant (never the device's SM count, so the sums' order
+     * is the shapes'): 2 CTAs of 256 an SM, 2 x 132 = 264 is one full wave on an H200.
+     */
+    static final long TARGET_CTAS = 264;
     /** FINISH: columns per CTA (one warp's coalesced row of partials) and groups of chunks. */
     static final int FINISH_COLS = 32;
     static final int FINISH_GROUPS = 8;
@@ -105,7 +109,8 @@ public record NormWeightGradSpec(String name, Stage stage, Kind kind, long rows,
             params.add(new KernelParam(CudaPrelude.cType(outDtype) + "* __restrict__", "out"));
             params.add(new KernelParam("long long", "n"));
         }
-        String signature = "extern \"C\" __global__ void __launch_bounds__(" + threads + ") " + name + "("
+        String bounds = stage == Stage.PARTIAL ? threads + ", " + PARTIAL_CTAS_PER_SM : String.valueOf(threads);
+        String signature = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name + "("
                 + String.join(", ", params.stream().map(KernelParam::toString).toList()) + ")";
         e.block(signature, () -> {
             if (stage == Stage.PARTIAL) {
@@ -132,10 +137,21 @@ public record NormWeightGradSpec(String name, Stage stage, Kind kind, long rows,
         e.line("const long long r1 = r0 + CH < rows ? r0 + CH : rows;");
         e.line("double acc[K];");
         e.unrolled("k", "K", () -> e.line("acc[k] = 0.0;"));
+        e.comment("row r's x and dy are in registers before its statistics are summed, and row r + 1's are requested before");
+        e.comment("row r is used: one memory latency a row, overlapped with the block sums (a column past D holds 0)");
+        e.line("float h[K], gy[K];");
+        e.unrolled("k", "K", () -> {
+            e.line("h[k] = r0 < r1 && c0 + k * THREADS < D ? lt_f32(x[r0 * D + c0 + k * THREADS]) : 0.f;");
+            e.line("gy[k] = r0 < r1 && c0 + k * THREADS < D ? lt_f32(dy[r0 * D + c0 + k * THREADS]) : 0.f;");
+        });
         e.block("for (long long r = r0; r < r1; ++r)", () -> {
             e.line("const long long base = r * D;");
-            e.line("float h[K];");
-            e.unrolled("k", "K", () -> e.line("h[k] = c0 + k * THREADS < D ? lt_f32(x[base + c0 + k * THREADS]) : 0.f;"));
+            e.line("float hn[K], gn[K];");
+            e.line("const bool more = r + 1 < r1;");
+            e.unrolled("k", "K", () -> {
+                e.line("hn[k] = more && c0 + k * THREADS < D ? lt_f32(x[base + D + c0 + k * THREADS]) : 0.f;");
+                e.line("gn[k] = more && c0 + k * THREADS < D ? lt_f32(dy[base + D + c0 + k * THREADS]) : 0.f;");
+            });
             if (wholeRow) {
                 e.comment("the row statistics from the registers (a column past D holds 0 and adds nothing)");
                 if (layer) {
@@ -167,7 +183,8 @@ public record NormWeightGradSpec(String name, Stage stage, Kind kind, long rows,
             }
             e.line("const float rstd = rsqrtf(lt_block_sum<WARPS>(q, scratch) * (1.f / (float) D) + EPS);");
             e.unrolled("k", "K", () -> e.block("if (c0 + k * THREADS < D)", () ->
-                    e.line("acc[k] += (double) (lt_f32(dy[base + c0 + k * THREADS]) * ((h[k] - mean) * rstd));")));
+                    e.line("acc[k] += (double) (gy[k] * ((h[k] - mean) * rstd));")));
+            e.unrolled("k", "K", () -> e.line("h[k] = hn[k]; gy[k] = gn[k];"));
         });
         e.unrolled("k", "K", () -> e.block("if (c0 + k * THREADS < D)", () ->
                 e.line("ws[(long long) blockIdx.x * D + c0 + k * THREADS] = acc[k];")));

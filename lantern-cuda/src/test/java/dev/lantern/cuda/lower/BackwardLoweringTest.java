@@ -113,8 +113,8 @@ class BackwardLoweringTest {
         assertEquals(256, step.threads());
         assertEquals(16, step.perThread());
         assertEquals(1, step.colBlocks(), "the decoder step's row in registers");
-        assertEquals(42, step.chunkRows());
-        assertEquals(391, step.chunks(), "one wave of 3 CTAs per SM on 132 SMs");
+        assertEquals(63, step.chunkRows());
+        assertEquals(261, step.chunks(), "one wave of 2 CTAs per SM on 132 SMs");
         NormWeightGradSpec wide = spec(7, 5003);
         assertEquals(2, wide.colBlocks(), "past 4096 columns: two column blocks");
         assertEquals(7, wide.chunks());
