@@ -46,6 +46,25 @@ class AttentionBackwardNvccTest {
         return all;
     }
 
+    /** The largest spill-store count ptxas -v reports for the entry (0 when it reports none). */
+    private static int spillBytes(String log) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+) bytes spill stores").matcher(log);
+        int most = 0;
+        while (m.find()) {
+            most = Math.max(most, Integer.parseInt(m.group(1)));
+        }
+        return most;
+    }
+
+    /**
+     * 0, but for grad_kv at head_dim 128: its 32-query tile leaves a few bytes of spill in some
+     * variants (24 for the non-causal one), and still ran 2.55 ms against 3.28 for the 16-query tile
+     * that spilled nothing (16x32x1024x128 bf16 on the H200, FlashAttentionBackwardGpuTest).
+     */
+    private static int allowedSpill(AttentionBackwardSpec spec) {
+        return spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV && spec.headDim() == 128 ? 32 : 0;
+    }
+
     @Test
     void everyKernelCompilesForSm90WithoutSpills() throws Exception {
         Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
@@ -62,12 +81,12 @@ class AttentionBackwardNvccTest {
             assertTrue(p.waitFor(180, TimeUnit.SECONDS), "nvcc timed out on " + src.entry());
             if (p.exitValue() != 0) {
                 failures.append(src.entry()).append(":\n").append(log).append("\nreproduce: ").append(String.join(" ", cmd)).append('\n');
-            } else if (!log.contains("0 bytes spill stores, 0 bytes spill loads")) {
+            } else if (spillBytes(log) > allowedSpill(spec)) {
                 failures.append(spec).append(" spills:\n").append(log).append('\n');
             }
         }
         assertEquals("", failures.toString());
-        System.out.println("[nvcc] " + specs().size() + " attention backward kernels compile for sm_90 without spills");
+        System.out.println("[nvcc] " + specs().size() + " attention backward kernels compile for sm_90 within their spill allowance");
     }
 
     @Test
