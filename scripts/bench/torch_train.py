@@ -54,30 +54,39 @@ class LM(nn.Module):
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.view(-1))
 
 
-def run(name, impl, steps, warmups, vocab):
+def make_step(name, impl, vocab, device="cuda"):
+    """The training step of case `name` on `device` (the model, fused AdamW, the RoPE tables and a seeded
+    batch generator): returns (step, model, optimizer, tokens per step); step() runs one step (forward
+    under bf16 autocast, backward, clip 1.0, AdamW) and returns the loss. torch_train_trace.py profiles it."""
     b, s, h, heads, mlp = BLOCKS[name]
     torch.manual_seed(0)
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
-    m = LM(vocab, h, heads, mlp).cuda()
+    m = LM(vocab, h, heads, mlp).to(device)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.01, fused=True)
     d = h // heads
-    inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device="cuda").float() / d))
-    ang = torch.arange(s, device="cuda").float()[:, None] * inv[None]
+    inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device=device).float() / d))
+    ang = torch.arange(s, device=device).float()[:, None] * inv[None]
     cos, sin = ang.cos(), ang.sin()
     fwd = m if impl == "eager" else torch.compile(m, mode="reduce-overhead" if impl == "compile-cudagraphs" else None)
-    g = torch.Generator(device="cuda").manual_seed(0)
+    g = torch.Generator(device=device).manual_seed(0)
 
     def step():
-        ids = torch.randint(0, vocab, (b, s), device="cuda", generator=g)
+        ids = torch.randint(0, vocab, (b, s), device=device, generator=g)
         targets = torch.roll(ids, -1, 1)
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast(device, dtype=torch.bfloat16):
             loss = fwd(ids, targets, cos, sin)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opt.step()
         return loss
+
+    return step, m, opt, b * s
+
+
+def run(name, impl, steps, warmups, vocab):
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    step, m, opt, tokens = make_step(name, impl, vocab)
 
     t0 = time.time()
     first = step().item()
@@ -94,9 +103,9 @@ def run(name, impl, steps, warmups, vocab):
     times.sort()
     med = times[len(times) // 2] if len(times) % 2 else (times[len(times) // 2 - 1] + times[len(times) // 2]) / 2
     print(json.dumps({"case": name, "impl": impl, "step_ms": round(med, 4), "step_ms_min": round(times[0], 4),
-                      "tokens_per_s": round(b * s / (med / 1e3)), "peak_mib": round(torch.cuda.max_memory_allocated() / 2**20),
+                      "tokens_per_s": round(tokens / (med / 1e3)), "peak_mib": round(torch.cuda.max_memory_allocated() / 2**20),
                       "first_loss": round(first, 5), "last_loss": round(last, 5), "first_call_s": round(first_call, 2)}), flush=True)
-    del m, opt, fwd
+    del m, opt, step
 
 
 if __name__ == "__main__":

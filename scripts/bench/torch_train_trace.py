@@ -20,28 +20,7 @@ p.add_argument("--top", type=int, default=30)
 p.add_argument("--vocab", type=int, default=64)
 a = p.parse_args()
 
-b, s, h, heads, mlp = tt.BLOCKS[a.case]
-torch.manual_seed(0)
-m = tt.LM(a.vocab, h, heads, mlp).cuda()
-opt = torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.01, fused=True)
-d = h // heads
-inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device="cuda").float() / d))
-ang = torch.arange(s, device="cuda").float()[:, None] * inv[None]
-cos, sin = ang.cos(), ang.sin()
-fwd = m if a.impl == "eager" else torch.compile(m, mode="reduce-overhead" if a.impl == "compile-cudagraphs" else None)
-g = torch.Generator(device="cuda").manual_seed(0)
-
-
-def step():
-    ids = torch.randint(0, a.vocab, (b, s), device="cuda", generator=g)
-    targets = torch.roll(ids, -1, 1)
-    opt.zero_grad(set_to_none=True)
-    with torch.autocast("cuda", dtype=torch.bfloat16):
-        loss = fwd(ids, targets, cos, sin)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
-    opt.step()
-
+step, _, _, _ = tt.make_step(a.case, a.impl, a.vocab)
 
 for _ in range(a.warmups):
     step()
