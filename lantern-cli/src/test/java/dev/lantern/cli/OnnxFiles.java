@@ -50,17 +50,19 @@ final class OnnxFiles {
 
     /** y = Tanh(x) with x f32 {@code [batch, 8]}: no token ids. */
     static ModelProto floatModel() {
-        return model(13, GraphProto.newBuilder().setName("tanh")
-                .addInput(value("x", TensorProto.DataType.FLOAT_VALUE, "batch", 8))
-                .addOutput(value("y", TensorProto.DataType.FLOAT_VALUE, "batch", 8))
-                .addNode(node("Tanh", "y", "x")).build());
+        return tanh("tanh", "batch", 8);
     }
 
     /** y = Tanh(x) with x f32 {@code [batch, sequence, hidden]}: a peer file with a transformer block's input, for timing paths. */
     static ModelProto blockShapedTanh() {
-        return model(13, GraphProto.newBuilder().setName("tanh_block")
-                .addInput(value("x", TensorProto.DataType.FLOAT_VALUE, "batch", "sequence", "hidden"))
-                .addOutput(value("y", TensorProto.DataType.FLOAT_VALUE, "batch", "sequence", "hidden"))
+        return tanh("tanh_block", "batch", "sequence", "hidden");
+    }
+
+    /** y = Tanh(x), x and y f32 of {@code dims} (names are symbolic dims, integers fixed ones). */
+    private static ModelProto tanh(String graphName, Object... dims) {
+        return model(13, GraphProto.newBuilder().setName(graphName)
+                .addInput(value("x", TensorProto.DataType.FLOAT_VALUE, dims))
+                .addOutput(value("y", TensorProto.DataType.FLOAT_VALUE, dims))
                 .addNode(node("Tanh", "y", "x")).build());
     }
 

@@ -10,11 +10,9 @@ import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
 import dev.lantern.cuda.codegen.NvccOnPath;
 import dev.lantern.ir.DType;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -46,16 +44,6 @@ class AttentionBackwardNvccTest {
         return all;
     }
 
-    /** The largest spill-store count ptxas -v reports for the entry (0 when it reports none). */
-    private static int spillBytes(String log) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+) bytes spill stores").matcher(log);
-        int most = 0;
-        while (m.find()) {
-            most = Math.max(most, Integer.parseInt(m.group(1)));
-        }
-        return most;
-    }
-
     /**
      * 0, but for grad_kv at head_dim 128: its 32-query tile leaves a few bytes of spill in some
      * variants (24 for the non-causal one), and still ran 2.55 ms against 3.28 for the 16-query tile
@@ -72,17 +60,11 @@ class AttentionBackwardNvccTest {
         for (AttentionBackwardSpec spec : specs()) {
             CudaKernelSource src = spec.render(CudaTarget.H200);
             StrictKernels.check(src);
-            Path cu = tmp.resolve(src.entry() + ".cu");
-            Files.writeString(cu, src.source());
-            List<String> cmd = List.of("nvcc", NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3", "-std=c++17", "-Xptxas", "-v",
-                    "-o", tmp.resolve(src.entry() + ".cubin").toString(), cu.toString());
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            String log = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            assertTrue(p.waitFor(180, TimeUnit.SECONDS), "nvcc timed out on " + src.entry());
-            if (p.exitValue() != 0) {
-                failures.append(src.entry()).append(":\n").append(log).append("\nreproduce: ").append(String.join(" ", cmd)).append('\n');
-            } else if (spillBytes(log) > allowedSpill(spec)) {
-                failures.append(spec).append(" spills:\n").append(log).append('\n');
+            NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, tmp, 180);
+            if (!px.failure().isEmpty()) {
+                failures.append(px.failure());
+            } else if (px.spillStores() < 0 || px.spillStores() > allowedSpill(spec)) {
+                failures.append(spec).append(" spills:\n").append(px.log()).append('\n');
             }
         }
         assertEquals("", failures.toString());

@@ -12,9 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -83,21 +80,12 @@ class AttentionLseNvccTest {
 
     /** {registers, spill store + load bytes} of the kernel, or null after a failure (appended). */
     private int[] ptxas(CudaKernelSource src, StringBuilder failures) throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "k");
-        Path cu = dir.resolve(src.entry() + ".cu");
-        Files.writeString(cu, src.source());
-        List<String> cmd = List.of("nvcc", NvccOnPath.archFlag(src, CudaTarget.H200), "-cubin", "-O3", "-std=c++17", "-Xptxas", "-v",
-                "-o", dir.resolve(src.entry() + ".cubin").toString(), cu.toString());
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String log = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(300, TimeUnit.SECONDS), "nvcc timed out on " + src.entry());
-        if (p.exitValue() != 0) {
-            failures.append(src.entry()).append(":\n").append(log).append("\nreproduce: ").append(String.join(" ", cmd)).append('\n');
+        NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, Files.createTempDirectory(tmp, "k"), 300);
+        if (!px.failure().isEmpty()) {
+            failures.append(px.failure());
             return null;
         }
-        Matcher r = Pattern.compile("Used (\\d+) registers").matcher(log);
-        Matcher s = Pattern.compile("(\\d+) bytes spill stores, (\\d+) bytes spill loads").matcher(log);
-        assertTrue(r.find() && s.find(), log);
-        return new int[] {Integer.parseInt(r.group(1)), Integer.parseInt(s.group(1)) + Integer.parseInt(s.group(2))};
+        assertTrue(px.registers() >= 0 && px.spillStores() >= 0, px.log());
+        return new int[] {px.registers(), px.spillBytes()};
     }
 }
