@@ -110,6 +110,24 @@ public interface DeviceStep extends AutoCloseable {
     void sgd(SgdConfig config, double lr, long stepsTaken, float invScale, boolean clip, float coef);
 
     /**
+     * One whole step: {@link #run}, then {@code update} as {@link StepUpdate#decide} decides it
+     * from what the run measured ({@link #adamw}, {@link #sgd}, or nothing when it is skipped). A
+     * device that decides on its own overrides this to keep the host out of the step; the result
+     * must be the same.
+     */
+    default Measured step(Map<String, Tensor> inputs, float invScale, StepUpdate update) {
+        Measured m = run(inputs, invScale);
+        StepUpdate.Decision d = update.decide(m);
+        if (d.applied()) {
+            switch (update.rule()) {
+                case StepUpdate.AdamWRule a -> adamw(a.config(), a.lr(), a.t(), invScale, d.clip(), d.coef());
+                case StepUpdate.SgdRule g -> sgd(g.config(), g.lr(), g.stepsTaken(), invScale, d.clip(), d.coef());
+            }
+        }
+        return m;
+    }
+
+    /**
      * Downloads the masters and the optimizer's state into the given f32 tensors, in
      * {@link Spec#trained} order: {@code state} holds {@link Spec#slots} lists (AdamW: first
      * moments, second moments; SGD with momentum: the buffers).

@@ -261,36 +261,33 @@ public final class Trainer implements AutoCloseable {
     }
 
     /**
-     * The step on the device: forward and backward, then the gradients' sum of squares and
-     * non-finite flags read back; the host decides as {@link DynamicLossScaler#step} and
-     * {@link GradClip#clipGradNorm} do (skip on a non-finite gradient under the scaler, clip when the
-     * norm is above the limit), and the optimizer (AdamW or SGD) runs on the device.
+     * The step on the device: forward and backward, the gradients' sum of squares and non-finite
+     * flags, and the optimizer (AdamW or SGD) as {@link StepUpdate#decide} decides it (skip on a
+     * non-finite gradient under the scaler, clip when the norm is above the limit), decided on the
+     * device where it can; the host reads the same figures back and keeps its own count.
      */
     private StepResult residentStep(long t0, TokenBatch b, float s, Tensor scale) {
         float inv = (float) (1.0 / (double) s);
+        StepUpdate.Rule rule = switch (optimizer) {
+            case AdamW a -> new StepUpdate.AdamWRule(a.config(), a.lr(), residentSteps + 1);
+            case Sgd g -> new StepUpdate.SgdRule(g.config(), g.lr(), residentSteps);
+        };
+        StepUpdate update = new StepUpdate(rule, options.clipNorm() > 0 ? (float) options.clipNorm() : 0f, scaler != null);
         DeviceStep.Measured m;
-        try (Span run = Tracing.span("forward+backward", "step")) {
-            m = resident.run(Map.of(model.ids(), b.tokens(), model.targets(), b.targets(), model.scale(), scale), inv);
+        try (Span run = Tracing.span("forward+backward and optimizer", "step")) {
+            m = resident.step(Map.of(model.ids(), b.tokens(), model.targets(), b.targets(), model.scale(), scale), inv, update);
         }
         double loss = m.scaledLoss() / s;
-        boolean finite = m.nonFinite().isEmpty();
-        boolean applied = scaler == null || finite;
-        float norm = finite ? (float) Math.sqrt(m.sumSquares()) : Float.NaN;
-        try (Span opt = Tracing.span("optimizer", "step")) {
-            if (applied) {
-                float coef = options.clipNorm() > 0 ? (float) options.clipNorm() / (norm + 1e-6f) : 1f;
-                boolean clip = options.clipNorm() > 0 && !(coef >= 1f); // a NaN coefficient clips to NaN, as on the CPU
-                switch (optimizer) {
-                    case AdamW a -> resident.adamw(a.config(), a.lr(), residentSteps + 1, inv, clip, coef);
-                    case Sgd g -> resident.sgd(g.config(), g.lr(), residentSteps, inv, clip, coef);
-                }
-                residentSteps++;
-                hostStale = true;
-            }
-            if (scaler != null) {
-                List<String> bad = m.nonFinite().stream().map(i -> params.get(i).name()).toList();
-                scaler.update(new UnscaleReport(bad, inv));
-            }
+        StepUpdate.Decision d = update.decide(m);
+        boolean applied = d.applied();
+        float norm = d.norm();
+        if (applied) {
+            residentSteps++;
+            hostStale = true;
+        }
+        if (scaler != null) {
+            List<String> bad = m.nonFinite().stream().map(i -> params.get(i).name()).toList();
+            scaler.update(new UnscaleReport(bad, inv));
         }
         step++;
         return new StepResult(step, loss, applied, norm, s, System.nanoTime() - t0);

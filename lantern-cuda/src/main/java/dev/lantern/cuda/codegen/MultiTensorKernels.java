@@ -15,6 +15,14 @@ import java.util.List;
  *   <li>{@code lt_mt_sumsq}: per chunk, the sum of squares (in double) of the gradient times the
  *       loss scaler's inverse scale, and whether any of those is inf or NaN. The host adds the
  *       chunks' sums in chunk order, so the global norm is the same on every run (no atomics).
+ *   <li>{@code lt_mt_decide}: one CTA that adds the chunks' sums in the order of {@link #lanes}
+ *       (so the host, adding the same copies in the same order, gets the same bits), and decides the
+ *       step as the trainer does: the norm {@code f32(sqrt(sum))} (NaN when a chunk saw an inf or a
+ *       NaN), the clip coefficient {@code maxNorm / (norm + 1e-6f)} and whether it clips
+ *       ({@code !(coef >= 1)}), and whether the step is skipped (a non-finite gradient under a loss
+ *       scaler). It writes the {@link #CONTROL_WORDS} control words {@code coef, clip, skip} that
+ *       the optimizer's kernels then read, so no host round trip sits between the gradients and the
+ *       update.
  *   <li>{@code lt_mt_adamw}: AdamW per element, line by line as the CPU's {@code dev.lantern.train.AdamW}
  *       with intrinsics that are never contracted or approximated ({@code __fmul_rn}, {@code __fdiv_rn},
  *       {@code __fsqrt_rn}, {@code fmaf} where the CPU fuses), so both compute the same bits, on the
@@ -37,6 +45,8 @@ import java.util.List;
  * p = fma(negLr, g, p)
  *       </pre>
  * </ul>
+ * The optimizer's kernels take {@code coef} and {@code clip} by value, or, where {@code control}
+ * is not null, from {@code lt_mt_decide}'s control words (returning at once when it says skip).
  */
 public final class MultiTensorKernels {
     /** Threads per CTA (the sum's tree reduction assumes a power of two). */
@@ -53,6 +63,8 @@ public final class MultiTensorKernels {
      * aligned), the loops move float4s, four elements a thread, else one element at a time.
      */
     public static final int ALIGN = 4;
+    /** 32-bit words {@code lt_mt_decide} writes: the clip coefficient's bits, whether to clip, whether to skip. */
+    public static final int CONTROL_WORDS = 3;
 
     private MultiTensorKernels() {}
 
@@ -101,6 +113,67 @@ public final class MultiTensorKernels {
         return source(name, e, params);
     }
 
+    /**
+     * The chunks' sums added as {@code lt_mt_decide} adds them: chunk {@code c} into lane
+     * {@code c % THREADS} in chunk order, then the lanes by the fixed tree of the sum kernels
+     * ({@code lane[i] += lane[i + k]} for {@code k = THREADS/2 .. 1}). The host's mirror of the
+     * device's sum, bit for bit.
+     */
+    public static double lanes(double[] partial) {
+        double[] lane = new double[THREADS];
+        for (int c = 0; c < partial.length; c++) {
+            lane[c % THREADS] += partial[c];
+        }
+        for (int k = THREADS / 2; k > 0; k >>= 1) {
+            for (int i = 0; i < k; i++) {
+                lane[i] += lane[i + k];
+            }
+        }
+        return lane[0];
+    }
+
+    /** The step's decision on the device: one CTA of {@link #THREADS}, launched on a problem size of 1. */
+    public static CudaKernelSource decide() {
+        String name = "lt_mt_decide";
+        CudaEmitter e = new CudaEmitter();
+        CudaPrelude.emit(e, "the optimizer step's decision (global norm, clip, skip) from the per-chunk sums, one CTA");
+        List<KernelParam> params = List.of(
+                new KernelParam("const double* __restrict__", "partial"),
+                new KernelParam("const int* __restrict__", "bad"),
+                new KernelParam("int", "chunks"),
+                new KernelParam("float", "maxNorm"),
+                new KernelParam("int", "skipNonFinite"),
+                new KernelParam("int* __restrict__", "control"));
+        e.block(signature(name, params), () -> {
+            e.line("double s = 0.0;");
+            e.line("int b = 0;");
+            e.block("for (int c = threadIdx.x; c < chunks; c += " + THREADS + ")", () -> {
+                e.line("s += partial[c];");
+                e.line("b |= bad[c];");
+            });
+            e.line("__shared__ double sh[" + THREADS + "];");
+            e.line("__shared__ int sb[" + THREADS + "];");
+            e.line("sh[threadIdx.x] = s;");
+            e.line("sb[threadIdx.x] = b;");
+            e.line("__syncthreads();");
+            e.block("for (int k = " + THREADS + " / 2; k > 0; k >>= 1)", () -> {
+                e.block("if (threadIdx.x < k)", () -> {
+                    e.line("sh[threadIdx.x] += sh[threadIdx.x + k];");
+                    e.line("sb[threadIdx.x] |= sb[threadIdx.x + k];");
+                });
+                e.line("__syncthreads();");
+            });
+            e.block("if (threadIdx.x == 0)", () -> {
+                e.line("const float norm = sb[0] ? __int_as_float(0x7fc00000) : __double2float_rn(__dsqrt_rn(sh[0]));");
+                e.line("const float coef = maxNorm > 0.0f ? __fdiv_rn(maxNorm, __fadd_rn(norm, 1e-6f)) : 1.0f;");
+                e.line("control[0] = __float_as_int(coef);");
+                e.line("control[1] = maxNorm > 0.0f && !(coef >= 1.0f) ? 1 : 0;");
+                e.line("control[2] = skipNonFinite && sb[0] ? 1 : 0;");
+            });
+        });
+        return source(name, e, params);
+    }
+
     /** AdamW over every chunk. */
     public static CudaKernelSource adamw() {
         String name = "lt_mt_adamw";
@@ -116,7 +189,9 @@ public final class MultiTensorKernels {
         for (String f : new String[] {"decay", "doDecay", "w1", "small", "w2", "b2", "bc2Sqrt", "eps", "negStepSize"}) {
             params.add(new KernelParam(f.equals("doDecay") || f.equals("small") ? "int" : "float", f));
         }
+        params.add(new KernelParam("const int* __restrict__", "control"));
         e.block(signature(name, params), () -> {
+            controlPrologue(e);
             chunkPrologue(e);
             e.line("float* __restrict__ p = (float*) tensors[t * " + TENSOR_WORDS + "];");
             e.line("float* __restrict__ m = (float*) tensors[t * " + TENSOR_WORDS + " + 2];");
@@ -153,7 +228,9 @@ public final class MultiTensorKernels {
         for (String f : new String[] {"wd", "doDecay", "momentum", "doMomentum", "keep", "first", "nesterov", "negLr"}) {
             params.add(new KernelParam(f.startsWith("do") || f.equals("first") || f.equals("nesterov") ? "int" : "float", f));
         }
+        params.add(new KernelParam("const int* __restrict__", "control"));
         e.block(signature(name, params), () -> {
+            controlPrologue(e);
             chunkPrologue(e);
             e.line("float* __restrict__ p = (float*) tensors[t * " + TENSOR_WORDS + "];");
             e.line("float* __restrict__ b = (float*) tensors[t * " + TENSOR_WORDS + " + 2];");
@@ -177,6 +254,15 @@ public final class MultiTensorKernels {
                     "float pe = p[i], be; el(g[i], pe, be); p[i] = pe;"));
         });
         return source(name, e, params);
+    }
+
+    /** The by-value {@code coef} and {@code clip} replaced by the control words where there are some; return on skip. */
+    private static void controlPrologue(CudaEmitter e) {
+        e.block("if (control != nullptr)", () -> {
+            e.line("if (control[2]) return;");
+            e.line("coef = __int_as_float(control[0]);");
+            e.line("clip = control[1];");
+        });
     }
 
     private static void chunkPrologue(CudaEmitter e) {

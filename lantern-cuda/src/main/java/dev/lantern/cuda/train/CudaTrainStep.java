@@ -3,6 +3,8 @@ package dev.lantern.cuda.train;
 import dev.lantern.Device;
 import dev.lantern.RunMode;
 import dev.lantern.cuda.driver.CudaDevice;
+import dev.lantern.cuda.driver.CudaEvent;
+import dev.lantern.cuda.driver.CudaStorage;
 import dev.lantern.cuda.driver.CudaStream;
 import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.cuda.engine.TuneCache;
@@ -17,6 +19,9 @@ import dev.lantern.tensor.Tensor;
 import dev.lantern.train.AdamWConfig;
 import dev.lantern.train.SgdConfig;
 import dev.lantern.train.run.DeviceStep;
+import dev.lantern.train.run.StepUpdate;
+
+import java.lang.foreign.ValueLayout;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -32,7 +37,11 @@ import java.util.Map;
  * per-chunk sums read back; then, as the host decides, one {@code lt_mt_adamw} or {@code lt_mt_sgd}
  * launch (the optimizer keeps {@link DeviceStep.Spec#slots} state buffers: AdamW's moments, SGD's
  * momentum buffers). Nothing
- * else crosses the bus. With {@link DeviceStep.Spec#autotune()} the first run, once the batch is on
+ * else crosses the bus. A whole {@link #step} keeps the host out of the step: the batch goes up
+ * behind the last step's optimizer ({@link BatchUploader}), the decision (norm, clip, skip) is taken
+ * on the device ({@link MultiTensorOptimizer#decide}) and the optimizer is launched before the host
+ * waits for the loss and the sums, so the GPU runs the optimizer while the host reads them and
+ * enqueues the next step; the host checks that the device decided as {@link StepUpdate#decide} does. With {@link DeviceStep.Spec#autotune()} the first run, once the batch is on
  * the device, tunes the step's GEMMs and kernels ({@link CudaSession#autotune()}, the tune cache of
  * {@link TuneCache#defaultFile()}) before it runs.
  */
@@ -46,6 +55,9 @@ public final class CudaTrainStep implements DeviceStep {
     private final List<String> gradValues = new ArrayList<>();   // the gradients' values in the compiled graph
     private final String lossValue;
     private final MultiTensorOptimizer optimizer;
+    private final BatchUploader uploader;
+    private final CudaStorage lossHost;  // page-locked: the loss's f32, copied there by each step
+    private final CudaEvent measured;    // after a step's loss, sums and decision have reached the host
     private boolean tunePending;
 
     /** Compiles {@code spec} for its cuda device and uploads its initial values. */
@@ -83,6 +95,12 @@ public final class CudaTrainStep implements DeviceStep {
             throw new LanternException("the training step has no output %" + spec.loss() + " for its loss");
         }
         this.lossValue = after.get(lossAt);
+        TensorType lossType = model.graph().type(lossValue);
+        if (lossType.dtype() != DType.F32 || lossType.shape().numel() != 1) {
+            throw new LanternException("the training step's loss %" + spec.loss() + " is " + lossType + ", not one f32");
+        }
+        Map<String, TensorType> inputTypes = new HashMap<>();
+        inputs.forEach((name, n) -> inputTypes.put(name, model.graph().type(n.name())));
         this.gpu = CudaDevice.open(device.index());
         CudaSession s = null;
         try {
@@ -100,6 +118,9 @@ public final class CudaTrainStep implements DeviceStep {
             this.stream = s.stream();
             session.setSomeInputs(spec.initial());
             this.optimizer = new MultiTensorOptimizer(gpu, stream, sizes, spec.slots());
+            this.uploader = new BatchUploader(gpu, stream, inputTypes, name -> session.addressOf(inputs.get(name).name()));
+            this.lossHost = gpu.allocatePinned(64);
+            this.measured = gpu.newEvent(false);
             stream.synchronize();
         } catch (RuntimeException e) {
             if (s != null) {
@@ -137,6 +158,38 @@ public final class CudaTrainStep implements DeviceStep {
         Tensor loss = session.output(lossValue); // synchronises the stream: the measure's copies are done
         MultiTensorOptimizer.Measure r = optimizer.finish();
         return new Measured(loss.get(0), r.sumSquares(), r.nonFinite());
+    }
+
+    @Override
+    public Measured step(Map<String, Tensor> inputs, float invScale, StepUpdate update) {
+        uploader.upload(inputs);
+        if (tunePending) {
+            tunePending = false;
+            session.autotune(); // on this batch: the gathers read real ids
+        }
+        if (mode == RunMode.GRAPH) {
+            session.forwardGraph();
+        } else {
+            session.forward();
+        }
+        refreshTable();
+        optimizer.measure(invScale);
+        optimizer.decide(update.maxNorm(), update.skipNonFinite());
+        stream.copy(CudaStorage.view(gpu, session.addressOf(lossValue), 4, () -> { }), 0, lossHost, 0, 4);
+        stream.record(measured);
+        switch (update.rule()) {
+            case StepUpdate.AdamWRule a -> optimizer.adamw(a.config(), a.lr(), a.t(), invScale);
+            case StepUpdate.SgdRule g -> optimizer.sgd(g.config(), g.lr(), g.stepsTaken(), invScale);
+        }
+        measured.synchronize(); // the optimizer runs on while the host reads
+        MultiTensorOptimizer.Measure r = optimizer.finish();
+        Measured m = new Measured(lossHost.hostSegment().get(ValueLayout.JAVA_FLOAT, 0), r.sumSquares(), r.nonFinite());
+        StepUpdate.Decision want = update.decide(m);
+        MultiTensorOptimizer.Decision got = optimizer.decision();
+        if (got.skip() == want.applied() || got.clip() != want.clip() || Float.compare(got.coef(), want.coef()) != 0) {
+            throw new IllegalStateException("the device decided the step as " + got + ", the host as " + want + " from the same sums");
+        }
+        return m;
     }
 
     /** The tensor table for where the masters and this step's gradients are now (uploaded when it moved). */
@@ -219,6 +272,9 @@ public final class CudaTrainStep implements DeviceStep {
                 session.close();
             } finally {
                 optimizer.close();
+                uploader.close();
+                measured.close();
+                lossHost.close();
                 gpu.close();
             }
         }

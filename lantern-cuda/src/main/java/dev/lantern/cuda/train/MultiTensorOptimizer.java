@@ -26,7 +26,10 @@ import java.util.TreeSet;
  * momentum buffer, none for plain SGD), the tables and the per-chunk results; the caller says
  * where the masters and gradients are ({@link #bind}) and when to measure and step. Everything is
  * enqueued on the caller's stream. {@link #measure} reads back only the chunks' sums and flags; the
- * step itself is one launch.
+ * step itself is one launch. The step may be decided on the device ({@link #decide}: the global
+ * norm, the clip and the skip of {@link MultiTensorKernels#decide}) and then launched without the
+ * host waiting for the gradients ({@link #adamw(AdamWConfig, double, long, float)}, {@link #sgd(SgdConfig, double, long, float)}):
+ * the host reads the same sums afterwards and finds the same decision ({@link #decision}).
  */
 public final class MultiTensorOptimizer implements AutoCloseable {
     /** Bytes of pinned memory that host reads and writes go through. */
@@ -34,6 +37,9 @@ public final class MultiTensorOptimizer implements AutoCloseable {
 
     /** The gradients' sum of squares (after {@code invScale}) and the tensors holding an inf or NaN, in order. */
     public record Measure(double sumSquares, List<Integer> nonFinite) {}
+
+    /** What {@link #decide} decided on the device: the clip coefficient, whether it clipped, whether the step was skipped. */
+    public record Decision(float coef, boolean clip, boolean skip) {}
 
     private final CudaDevice gpu;
     private final CudaStream stream;
@@ -46,10 +52,13 @@ public final class MultiTensorOptimizer implements AutoCloseable {
     private final CudaStorage chunkTable;
     private final CudaStorage partial;
     private final CudaStorage bad;
+    private final CudaStorage control;
     private final CudaStorage pinned;
     private final CudaKernelSource sumSource = MultiTensorKernels.sumSquares();
     private final CudaKernelSource adamSource = MultiTensorKernels.adamw();
     private final CudaKernelSource sgdSource = MultiTensorKernels.sgd();
+    private final CudaKernelSource decideSource = MultiTensorKernels.decide();
+    private final CudaModule decideModule;
     private final CudaModule sumModule;
     private final CudaModule adamModule;
     private final CudaModule sgdModule;
@@ -72,8 +81,7 @@ public final class MultiTensorOptimizer implements AutoCloseable {
         this.stream = stream;
         this.slots = slots;
         this.table = new MultiTensorTable(sizes);
-        CudaModule sum = null;
-        CudaModule adam = null;
+        List<CudaModule> loaded = new ArrayList<>();
         try {
             long moments = Math.max(table.totalElements() * 4, 256);
             this.m = slots >= 1 ? own(gpu.allocate(moments)) : null;
@@ -88,21 +96,19 @@ public final class MultiTensorOptimizer implements AutoCloseable {
             this.chunkTable = own(gpu.allocate((long) chunks * MultiTensorKernels.CHUNK_WORDS * 8));
             this.partial = own(gpu.allocate((long) chunks * 8));
             this.bad = own(gpu.allocate((long) chunks * 4));
-            this.pinned = own(gpu.allocatePinned(Math.max(STAGING, (long) chunks * 12)));
+            this.control = own(gpu.allocate(MultiTensorKernels.CONTROL_WORDS * 4L));
+            this.pinned = own(gpu.allocatePinned(Math.max(STAGING, controlAt() + MultiTensorKernels.CONTROL_WORDS * 4L)));
             upload(chunkTable, 0, MemorySegment.ofArray(table.chunks()));
             ModuleCache cache = ModuleCache.forDevice(gpu);
-            sum = cache.load(gpu, new KernelSource(sumSource.entry(), sumSource.source()));
-            adam = cache.load(gpu, new KernelSource(adamSource.entry(), adamSource.source()));
-            this.sgdModule = cache.load(gpu, new KernelSource(sgdSource.entry(), sgdSource.source()));
-            this.sumModule = sum;
-            this.adamModule = adam;
+            for (CudaKernelSource k : List.of(sumSource, adamSource, sgdSource, decideSource)) {
+                loaded.add(cache.load(gpu, new KernelSource(k.entry(), k.source())));
+            }
+            this.sumModule = loaded.get(0);
+            this.adamModule = loaded.get(1);
+            this.sgdModule = loaded.get(2);
+            this.decideModule = loaded.get(3);
         } catch (RuntimeException e) {
-            if (sum != null) {
-                sum.close();
-            }
-            if (adam != null) {
-                adam.close();
-            }
+            loaded.forEach(CudaModule::close);
             owned.forEach(CudaStorage::close);
             throw e;
         }
@@ -140,19 +146,47 @@ public final class MultiTensorOptimizer implements AutoCloseable {
         stream.copy(bad, 0, pinned, (long) chunks * 8, (long) chunks * 4);
     }
 
-    /** What the last {@link #measure} found (call after the stream has drained): chunk sums added in chunk order. */
+    /**
+     * What the last {@link #measure} found (call after its copies are done): the chunks' sums added
+     * as {@link MultiTensorKernels#lanes} adds them, the same bits as {@link #decide}'s.
+     */
     public Measure finish() {
         int chunks = table.chunkCount();
         MemorySegment host = pinned.hostSegment();
-        double sum = 0;
+        double[] partials = new double[chunks];
         TreeSet<Integer> nonFinite = new TreeSet<>();
         for (int c = 0; c < chunks; c++) {
-            sum += host.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, c);
+            partials[c] = host.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, c);
             if (host.get(ValueLayout.JAVA_INT_UNALIGNED, (long) chunks * 8 + c * 4L) != 0) {
                 nonFinite.add(table.chunkTensor(c));
             }
         }
-        return new Measure(sum, List.copyOf(nonFinite));
+        return new Measure(MultiTensorKernels.lanes(partials), List.copyOf(nonFinite));
+    }
+
+    /**
+     * Enqueues the step's decision on the device, after {@link #measure}: clip to {@code maxNorm}
+     * (none when it is 0 or less), skip the step on a non-finite gradient when
+     * {@code skipNonFinite}; and the copy of the decision to the host ({@link #decision}).
+     */
+    public void decide(float maxNorm, boolean skipNonFinite) {
+        decideModule.kernel(decideSource.entry()).launch(stream, new int[] {1, 1, 1}, new int[] {MultiTensorKernels.THREADS, 1, 1}, 0,
+                partial.address(), bad.address(), table.chunkCount(), maxNorm, skipNonFinite ? 1 : 0, control.address());
+        RuntimeCounters.launched(1); // kernel_launches_total
+        stream.copy(control, 0, pinned, controlAt(), MultiTensorKernels.CONTROL_WORDS * 4L);
+    }
+
+    /** The last {@link #decide}'s decision (call after its copy is done). */
+    public Decision decision() {
+        MemorySegment host = pinned.hostSegment();
+        long at = controlAt();
+        return new Decision(Float.intBitsToFloat(host.get(ValueLayout.JAVA_INT_UNALIGNED, at)),
+                host.get(ValueLayout.JAVA_INT_UNALIGNED, at + 4) != 0, host.get(ValueLayout.JAVA_INT_UNALIGNED, at + 8) != 0);
+    }
+
+    /** Where the control words land in the pinned buffer: after the chunks' sums and flags. */
+    private long controlAt() {
+        return (long) table.chunkCount() * 12;
     }
 
     /**
@@ -161,6 +195,15 @@ public final class MultiTensorOptimizer implements AutoCloseable {
      * ({@link AdamWScalars}).
      */
     public void adamw(AdamWConfig config, double lr, long t, float invScale, boolean clip, float coef) {
+        adamw(config, lr, t, invScale, clip, coef, 0L);
+    }
+
+    /** Enqueues AdamW's step {@code t} as the last {@link #decide} says: clipped, or skipped (then nothing changes). */
+    public void adamw(AdamWConfig config, double lr, long t, float invScale) {
+        adamw(config, lr, t, invScale, false, 1f, control.address());
+    }
+
+    private void adamw(AdamWConfig config, double lr, long t, float invScale, boolean clip, float coef, long controlAddress) {
         if (slots != 2) {
             throw new IllegalStateException("AdamW needs two moment buffers; this optimizer keeps " + slots);
         }
@@ -168,7 +211,7 @@ public final class MultiTensorOptimizer implements AutoCloseable {
         adamModule.kernel(adamSource.entry()).launch(stream, new int[] {table.chunkCount(), 1, 1},
                 new int[] {MultiTensorKernels.THREADS, 1, 1}, 0,
                 tensors.address(), chunkTable.address(), invScale, invScale == 1f ? 1 : 0, coef, clip ? 1 : 0,
-                k.decay(), k.doDecay() ? 1 : 0, k.w1(), k.small() ? 1 : 0, k.w2(), k.b2(), k.bc2Sqrt(), k.eps(), k.negStepSize());
+                k.decay(), k.doDecay() ? 1 : 0, k.w1(), k.small() ? 1 : 0, k.w2(), k.b2(), k.bc2Sqrt(), k.eps(), k.negStepSize(), controlAddress);
         RuntimeCounters.launched(1); // kernel_launches_total
     }
 
@@ -178,6 +221,15 @@ public final class MultiTensorOptimizer implements AutoCloseable {
      * are the CPU's ({@link SgdScalars}).
      */
     public void sgd(SgdConfig config, double lr, long stepsTaken, float invScale, boolean clip, float coef) {
+        sgd(config, lr, stepsTaken, invScale, clip, coef, 0L);
+    }
+
+    /** Enqueues SGD's step after {@code stepsTaken} as the last {@link #decide} says: clipped, or skipped. */
+    public void sgd(SgdConfig config, double lr, long stepsTaken, float invScale) {
+        sgd(config, lr, stepsTaken, invScale, false, 1f, control.address());
+    }
+
+    private void sgd(SgdConfig config, double lr, long stepsTaken, float invScale, boolean clip, float coef, long controlAddress) {
         SgdScalars k = SgdScalars.of(config, lr, stepsTaken);
         if (k.doMomentum() && slots < 1) {
             throw new IllegalStateException("SGD with momentum " + config.momentum() + " needs a buffer; this optimizer keeps none");
@@ -186,7 +238,8 @@ public final class MultiTensorOptimizer implements AutoCloseable {
                 new int[] {MultiTensorKernels.THREADS, 1, 1}, 0,
                 tensors.address(), chunkTable.address(), invScale, invScale == 1f ? 1 : 0, coef, clip ? 1 : 0,
                 k.weightDecay(), k.doDecay() ? 1 : 0, k.momentum(), k.doMomentum() ? 1 : 0, k.keep(), k.first() ? 1 : 0,
-                k.nesterov() ? 1 : 0, k.negLr());
+                k.nesterov() ? 1 : 0, k.negLr(), controlAddress);
+        RuntimeCounters.launched(1); // kernel_launches_total
     }
 
     /** The state buffers per element this optimizer keeps (2: AdamW's moments, 1: SGD's momentum buffer, 0). */
@@ -256,6 +309,7 @@ public final class MultiTensorOptimizer implements AutoCloseable {
         sumModule.close();
         adamModule.close();
         sgdModule.close();
+        decideModule.close();
         owned.forEach(CudaStorage::close);
     }
 }

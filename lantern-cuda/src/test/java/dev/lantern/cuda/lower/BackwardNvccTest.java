@@ -87,7 +87,8 @@ class BackwardNvccTest {
         Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
         StringBuilder failures = new StringBuilder();
         for (CudaKernelSource src : List.of(dev.lantern.cuda.codegen.MultiTensorKernels.sumSquares(),
-                dev.lantern.cuda.codegen.MultiTensorKernels.adamw(), dev.lantern.cuda.codegen.MultiTensorKernels.sgd())) {
+                dev.lantern.cuda.codegen.MultiTensorKernels.adamw(), dev.lantern.cuda.codegen.MultiTensorKernels.sgd(),
+                dev.lantern.cuda.codegen.MultiTensorKernels.decide())) {
             StrictKernels.check(src);
             failures.append(compile(src));
         }

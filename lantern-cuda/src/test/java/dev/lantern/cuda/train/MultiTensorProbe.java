@@ -86,6 +86,13 @@ public final class MultiTensorProbe {
             // the trainer's clipping, then three steps on the device and on the CPU
             float norm = (float) Math.sqrt(m.sumSquares());
             float coef = 1f / (norm + 1e-6f);
+            // the same decision taken on the device, from the same sums
+            opt.decide(1f, true);
+            stream.synchronize();
+            MultiTensorOptimizer.Decision d = opt.decision();
+            if (Float.floatToRawIntBits(d.coef()) != Float.floatToRawIntBits(coef) || !d.clip() || d.skip()) {
+                bad.append("device decision ").append(d).append(", the host's: coef ").append(coef).append(", clip, no skip\n");
+            }
             AdamWConfig cfg = new AdamWConfig(1e-3, 0.9, 0.999, 1e-8, 0.01);
             AdamW cpu = new AdamW(params, cfg, 1);
             for (Parameter p : params) {
@@ -94,7 +101,11 @@ public final class MultiTensorProbe {
                 }
             }
             for (int t = 1; t <= 3; t++) {
-                opt.adamw(cfg, cfg.lr(), t, inv, coef < 1f, coef);
+                if (t == 2) {
+                    opt.adamw(cfg, cfg.lr(), t, inv); // as decided on the device: the same clip
+                } else {
+                    opt.adamw(cfg, cfg.lr(), t, inv, coef < 1f, coef);
+                }
                 cpu.step();
             }
             stream.synchronize();
@@ -115,6 +126,16 @@ public final class MultiTensorProbe {
             List<Integer> nonFinite = opt.finish().nonFinite();
             if (!nonFinite.equals(List.of(0, 3))) {
                 bad.append("planted an inf in tensor 0 and a NaN in tensor 3, reported ").append(nonFinite).append('\n');
+            }
+            // under a loss scaler the device skips this step: nothing moves
+            opt.decide(1f, true);
+            opt.adamw(cfg, cfg.lr(), 4, inv);
+            stream.synchronize();
+            if (!opt.decision().skip()) {
+                bad.append("a non-finite gradient under a scaler was not skipped: ").append(opt.decision()).append('\n');
+            }
+            for (int i = 1; i < sizes.length; i++) {
+                compare(bad, "master " + i + " after a skipped step", params.get(i).value(), opt, pAddr[i]);
             }
         } finally {
             stream.synchronize();
