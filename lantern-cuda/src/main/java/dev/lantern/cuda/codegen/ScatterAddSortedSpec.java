@@ -28,8 +28,8 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
     /** Ids the one-CTA sort takes: 16 384 keys of 8 bytes, 128 KiB of shared memory. */
     public static final long MAX_COUNT = 16_384;
     static final int SORT_THREADS = 1024;
-    /** Keys and updates the sum loads ahead of its adds. */
-    static final int LOOKAHEAD = 8;
+    /** Updates the sum loads ahead of its adds. */
+    static final int LOOKAHEAD = 16;
 
     public enum Stage { SORT, SUM }
 
@@ -59,7 +59,12 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
     }
 
     static int sortBytes(long count) {
-        return (int) (pow2(count) * 8);
+        return (int) (sortLength(count) * 8);
+    }
+
+    /** The keys the sort network runs on: the ids' count up to a power of two, at least a warp's 32. */
+    static long sortLength(long count) {
+        return Math.max(32, pow2(count));
     }
 
     static long pow2(long n) {
@@ -82,6 +87,9 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
             throw new CodegenException(name + ": sorting " + count + " ids needs " + bytes + " bytes of shared memory, "
                     + target.arch() + " gives " + target.sharedBytesPerBlock());
         }
+        long p = sortLength(count);
+        long per = Math.max(1, p / SORT_THREADS);  // keys a thread holds, in registers: its block [t * E, t * E + E)
+        long active = p / per;                    // threads holding keys: a power of two, 32 or more
         String it = idsType == DType.I64 ? "long long" : "int";
         CudaEmitter e = new CudaEmitter();
         CudaPrelude.emit(e, "scatter_add: " + count + " ids sorted by (row, position) in one CTA, no atomics");
@@ -89,38 +97,78 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
                 new KernelParam("const " + it + "* __restrict__", "ids"),
                 new KernelParam("unsigned long long* __restrict__", "keys"),
                 new KernelParam("long long", "one"));
+        e.line("// one bitonic stage whose partners (q, q ^ STRIDE) are both in a thread's registers");
+        e.line("template <int N, int STRIDE>");
+        e.block("__device__ __forceinline__ void " + name + "_in(unsigned long long (&r)[N], int t, int len)", () -> {
+            e.line("#pragma unroll");
+            e.block("for (int q = 0; q < N; ++q)", () -> {
+                e.line("const int o = q ^ STRIDE;");
+                e.block("if (o > q)", () -> {
+                    e.line("const bool up = ((t * N + q) & len) == 0;");
+                    e.line("const unsigned long long a = r[q], b = r[o];");
+                    e.line("if ((a > b) == up) { r[q] = b; r[o] = a; }");
+                });
+            });
+        });
         e.block("extern \"C\" __global__ void __launch_bounds__(" + SORT_THREADS + ") " + name + "("
                 + String.join(", ", params.stream().map(KernelParam::toString).toList()) + ")", () -> {
-            e.linef("constexpr int COUNT = %d, P = %d, THREADS = %d;", count, pow2(count), SORT_THREADS);
+            e.linef("constexpr int COUNT = %d, P = %d, E = %d, ACTIVE = %d;", count, p, per, active);
             e.linef("constexpr long long SIZE = %dLL;", size);
             e.line("extern __shared__ unsigned long long k[];");
             e.line("if (blockIdx.x >= one) return;");
-            e.block("for (int i = threadIdx.x; i < P; i += THREADS)", () -> {
+            e.line("const int t = threadIdx.x;");
+            e.line("const bool on = t < ACTIVE;  // whole warps: ACTIVE is a multiple of 32");
+            e.line("unsigned long long r[E];");
+            e.line("#pragma unroll");
+            e.block("for (int q = 0; q < E; ++q)", () -> {
+                e.line("const int i = t * E + q;");
                 e.line("unsigned long long key = ~0ULL;  // padding sorts after every id");
-                e.block("if (i < COUNT)", () -> {
+                e.block("if (on && i < COUNT)", () -> {
                     e.line("long long id = (long long) ids[i];");
                     e.line("if (id < 0) id += SIZE;");
                     e.line("const unsigned long long row = id >= 0 && id < SIZE ? (unsigned long long) id : 0xFFFFFFFFULL;");
                     e.line("key = (row << 32) | (unsigned long long) (unsigned) i;");
                 });
-                e.line("k[i] = key;");
+                e.line("r[q] = key;");
             });
-            e.line("__syncthreads();");
+            e.comment("bitonic: the element at i keeps the smaller of (i, i ^ stride) when i is the lower index of an ascending");
+            e.comment("run ((i & len) == 0) or the higher of a descending one; partners within a thread are compared in registers,");
+            e.comment("within a warp by shuffles, and across warps through shared memory (the only stages that synchronise)");
             e.block("for (int len = 2; len <= P; len <<= 1)", () -> e.block("for (int stride = len >> 1; stride > 0; stride >>= 1)", () -> {
-                e.block("for (int i = threadIdx.x; i < P; i += THREADS)", () -> {
-                    e.line("const int j = i ^ stride;");
-                    e.block("if (j > i)", () -> {
-                        e.line("const bool up = (i & len) == 0;");
-                        e.line("const unsigned long long a = k[i], b = k[j];");
-                        e.block("if ((a > b) == up)", () -> {
-                            e.line("k[i] = b;");
-                            e.line("k[j] = a;");
-                        });
+                e.block("if (stride >= 32 * E)", () -> {
+                    e.line("#pragma unroll");
+                    e.line("for (int q = 0; q < E; ++q) if (on) k[t * E + q] = r[q];");
+                    e.line("__syncthreads();");
+                    e.line("#pragma unroll");
+                    e.block("for (int q = 0; q < E; ++q)", () -> {
+                        e.line("const int i = t * E + q;");
+                        e.line("const unsigned long long b = on ? k[i ^ stride] : 0ULL;");
+                        e.line("const bool small = ((i & stride) == 0) == ((i & len) == 0);");
+                        e.line("r[q] = small ? (r[q] < b ? r[q] : b) : (r[q] > b ? r[q] : b);");
+                    });
+                    e.line("__syncthreads();");
+                });
+                e.block("else if (stride >= E)", () -> e.block("if (on)", () -> {
+                    e.line("#pragma unroll");
+                    e.block("for (int q = 0; q < E; ++q)", () -> {
+                        e.line("const int i = t * E + q;");
+                        e.line("const unsigned long long b = __shfl_xor_sync(0xffffffffu, r[q], stride / E);");
+                        e.line("const bool small = ((i & stride) == 0) == ((i & len) == 0);");
+                        e.line("r[q] = small ? (r[q] < b ? r[q] : b) : (r[q] > b ? r[q] : b);");
+                    });
+                }));
+                e.block("else if (on)", () -> {
+                    e.comment("the partner in this thread's own registers: a constant index once the stride is a constant");
+                    e.block("switch (stride)", () -> {
+                        for (long st = 1; st < per; st <<= 1) {
+                            e.linef("case %d: %s_in<E, %d>(r, t, len); break;", st, name, st);
+                        }
+                        e.line("default: break;");
                     });
                 });
-                e.line("__syncthreads();");
             }));
-            e.line("for (int i = threadIdx.x; i < COUNT; i += THREADS) keys[i] = k[i];");
+            e.line("#pragma unroll");
+            e.line("for (int q = 0; q < E; ++q) if (on && t * E + q < COUNT) keys[t * E + q] = r[q];");
         });
         LaunchRule rule = s -> LaunchConfig.linear(1, SORT_THREADS, bytes);
         return new CudaKernelSource(name, e.text(), params, rule, ProblemSize.of(1), "sorted");
@@ -146,7 +194,7 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
             e.line("if (task >= rows) return;");
             e.line("const long long r = task % SIZE, b = task / SIZE;");
             e.line("const long long j = (blockIdx.x % COL_BLOCKS) * THREADS + threadIdx.x;");
-            e.line("if (j >= INNER) return;");
+            e.line("const bool col = j < INNER;  // every thread stays for the block's synchronisations");
             e.line("const unsigned long long want = (unsigned long long) r << 32;");
             e.line("long long lo = 0, hi = COUNT;  // the first key of row r");
             e.block("while (lo < hi)", () -> {
@@ -154,26 +202,29 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
                 e.line("if (keys[mid] < want) lo = mid + 1; else hi = mid;");
             });
             e.line("double acc = 0.0;");
-            e.comment("LOOKAHEAD keys and their updates are loaded before any is added (the loop is latency-bound");
-            e.comment("otherwise: one dependent key and update load per id); the adds stay in position order");
+            e.comment("r's keys come THREADS at a time into shared memory (one coalesced load), so the update loads of a block");
+            e.comment("depend on nothing global: LOOKAHEAD of them are in flight before any is added; the adds stay in position order");
             e.linef("constexpr int LOOKAHEAD = %d;", LOOKAHEAD);
-            e.block("for (long long q = lo; q < COUNT; q += LOOKAHEAD)", () -> {
-                e.line("unsigned long long kq[LOOKAHEAD];");
-                e.line("float x[LOOKAHEAD];");
-                e.line("#pragma unroll");
-                e.line("for (int u = 0; u < LOOKAHEAD; ++u) kq[u] = q + u < COUNT ? keys[q + u] : ~0ULL;");
-                e.line("#pragma unroll");
-                e.block("for (int u = 0; u < LOOKAHEAD; ++u)", () -> {
-                    e.line("const bool hit = (kq[u] >> 32) == (unsigned long long) r;");
-                    e.line("x[u] = hit ? lt_f32(upd[(b * COUNT + (long long) (kq[u] & 0xFFFFFFFFULL)) * INNER + j]) : 0.f;");
+            e.line("__shared__ unsigned long long sk[THREADS];");
+            e.block("for (long long base = lo; base < COUNT; base += THREADS)", () -> {
+                e.line("const long long q = base + threadIdx.x;");
+                e.line("const unsigned long long kq = q < COUNT ? keys[q] : ~0ULL;");
+                e.line("__syncthreads();  // the last block's keys are used up");
+                e.line("sk[threadIdx.x] = kq;");
+                e.comment("sorted: r's keys in this block are a prefix of it, as many as match");
+                e.line("const int n = __syncthreads_count((kq >> 32) == (unsigned long long) r);");
+                e.block("for (int u = 0; u < n; u += LOOKAHEAD)", () -> {
+                    e.line("float x[LOOKAHEAD];");
+                    e.line("#pragma unroll");
+                    e.block("for (int v = 0; v < LOOKAHEAD; ++v)", () -> {
+                        e.line("x[v] = col && u + v < n ? lt_f32(upd[(b * COUNT + (long long) (sk[u + v] & 0xFFFFFFFFULL)) * INNER + j]) : 0.f;");
+                    });
+                    e.line("#pragma unroll");
+                    e.line("for (int v = 0; v < LOOKAHEAD; ++v) if (u + v < n) acc += (double) x[v];");
                 });
-                e.line("bool more = true;");
-                e.line("#pragma unroll");
-                e.block("for (int u = 0; u < LOOKAHEAD; ++u)", () -> {
-                    e.line("if ((kq[u] >> 32) == (unsigned long long) r) acc += (double) x[u]; else more = false;");
-                });
-                e.line("if (!more) break;  // sorted: the first key of another row ends r's run");
+                e.line("if (n < THREADS) break;  // r's run ended inside this block");
             });
+            e.line("if (!col) return;");
             e.line("out[(b * SIZE + r) * INNER + j] = lt_from<" + t + ">((float) acc);");
         });
         LaunchRule rule = s -> LaunchConfig.linear(Math.max(1, s.get(0)) * blocks, threads, 0);

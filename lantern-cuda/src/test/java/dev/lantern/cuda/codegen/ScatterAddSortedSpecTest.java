@@ -59,4 +59,23 @@ class ScatterAddSortedSpecTest {
             }
         }
     }
+
+    /**
+     * The sort keeps a thread's keys in registers at every length (1 to 16 a thread): a stage whose
+     * partner index were not a constant would put them in local memory, a stack frame of at least the
+     * keys' bytes in ptxas's report. At 16 keys a thread (16 384 ids, 64 registers under 1024 threads)
+     * ptxas spills 4 bytes of something else; 512 threads with 32 keys each spill 104.
+     */
+    @Test
+    void theSortKeepsItsKeysInRegistersAtEveryLength() throws Exception {
+        if (!NvccOnPath.found()) {
+            throw new AssertionError("nvcc is not on PATH: install the CUDA toolkit (13.0) to compile the generated kernels");
+        }
+        for (long count : new long[] {1, 31, 33, 1000, 1025, 4097, 16384}) {
+            CudaKernelSource src = spec(ScatterAddSortedSpec.Stage.SORT, 1, count, 64, 4096, DType.F32, DType.I32).render(CudaTarget.H200);
+            NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, Files.createDirectories(tmp.resolve("n" + count)), 120);
+            assertEquals("", px.failure(), count + " ids");
+            assertTrue(px.spillStores() >= 0 && px.spillStores() <= (count > 8192 ? 8 : 0), count + " ids:\n" + px.log());
+        }
+    }
 }

@@ -32,8 +32,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Every op autodiff emits, fuse-norm's norm_weight_grad and residual norm gradients, and the GEMM transposes a backward
  * graph uses, on the GPU against the float64 reference: seeded random odd and prime shapes (rows 1–299, widths 1–1499,
- * primes, widths under a warp), f32, bf16 and f16 (138 cases, and 3 of norm_weight_grad at thousands of rows and past
- * 4096 columns), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
+ * primes, widths under a warp), f32, bf16 and f16 (138 cases, 3 of norm_weight_grad at thousands of rows and past
+ * 4096 columns, and 3 of scatter_add at 1025 to 16383 ids, where the sort holds several keys a thread), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
  * also runs in strict mode (CompileOptions.deterministic) twice, bit-identical. Tolerances
  * (||gpu - ref|| / ||ref||): 2e-5 in f32 (row reductions of up to 1500 f32 terms), 1e-2 in bf16
  * and f16 (one rounding of every output to 8 or 11 bits).
@@ -70,6 +70,10 @@ class BackwardOpsGpuTest {
         all.add(Arguments.of("norm_weight_grad_rms", DType.BF16, 2049, 4099, r.nextLong()));
         all.add(Arguments.of("norm_weight_grad_layer", DType.F32, 1031, 5003, r.nextLong()));
         all.add(Arguments.of("norm_weight_grad_layer", DType.F16, 1537, 4096, r.nextLong()));
+        // the sorted scatter_add past one key a thread (2, 8 and 16 keys a thread in registers, strides across warps)
+        all.add(Arguments.of("scatter_add", DType.F32, 1025, 7, r.nextLong()));
+        all.add(Arguments.of("scatter_add", DType.BF16, 6007, 33, r.nextLong()));
+        all.add(Arguments.of("scatter_add", DType.F32, 16383, 5, r.nextLong()));
         return all.stream();
     }
 
