@@ -25,7 +25,7 @@ import java.util.List;
  */
 public record ScatterAddSortedSpec(String name, Stage stage, long outer, long count, long size, long inner, DType dtype,
                                    DType idsType) implements KernelSpec {
-    /** Ids the one-CTA sort takes: 16 384 keys of 8 bytes, 128 KiB of shared memory. */
+    /** Ids the one-CTA sort takes: 16 384 keys of 8 bytes, 136 KiB of shared memory with the padding slots. */
     public static final long MAX_COUNT = 16_384;
     static final int SORT_THREADS = 1024;
     /** Updates the sum loads ahead of its adds. */
@@ -59,8 +59,16 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
     }
 
     static int sortBytes(long count) {
-        return (int) (sortLength(count) * 8);
+        long p = sortLength(count);
+        return (int) ((p + p / PAD_EVERY) * 8);
     }
+
+    /**
+     * Keys between the shared-memory padding slots: a thread's keys are consecutive there (t·E + q),
+     * 128 bytes apart from the next thread's at 16 keys a thread, which put a half-warp's accesses on
+     * one bank pair; a slot after every 16 keys ({@code i + i / 16}) spreads them over all 32 banks.
+     */
+    static final int PAD_EVERY = 16;
 
     /** The keys the sort network runs on: the ids' count up to a power of two, at least a warp's 32. */
     static long sortLength(long count) {
@@ -90,6 +98,9 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
         long p = sortLength(count);
         long per = Math.max(1, p / SORT_THREADS);  // keys a thread holds, in registers: its block [t * E, t * E + E)
         long active = p / per;                    // threads holding keys: a power of two, 32 or more
+        if (PAD_EVERY % per != 0) {
+            throw new CodegenException(name + ": " + per + " keys a thread do not divide the padding run of " + PAD_EVERY);
+        }
         String it = idsType == DType.I64 ? "long long" : "int";
         CudaEmitter e = new CudaEmitter();
         CudaPrelude.emit(e, "scatter_add: " + count + " ids sorted by (row, position) in one CTA, no atomics");
@@ -114,7 +125,8 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
                 + String.join(", ", params.stream().map(KernelParam::toString).toList()) + ")", () -> {
             e.linef("constexpr int COUNT = %d, P = %d, E = %d, ACTIVE = %d;", count, p, per, active);
             e.linef("constexpr long long SIZE = %dLL;", size);
-            e.line("extern __shared__ unsigned long long k[];");
+            e.line("extern __shared__ unsigned long long k[];  // key i at PAD(i): a slot after every PAD_EVERY keys");
+            e.linef("auto PAD = [](int i) { return i + i / %d; };", PAD_EVERY);
             e.line("if (blockIdx.x >= one) return;");
             e.line("const int t = threadIdx.x;");
             e.line("const bool on = t < ACTIVE;  // whole warps: ACTIVE is a multiple of 32");
@@ -136,14 +148,15 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
             e.comment("within a warp by shuffles, and across warps through shared memory (the only stages that synchronise)");
             e.block("for (int len = 2; len <= P; len <<= 1)", () -> e.block("for (int stride = len >> 1; stride > 0; stride >>= 1)", () -> {
                 e.block("if (stride >= 32 * E)", () -> {
+                    e.comment("E divides 16, so a thread's E keys, and its partner's, sit in one run between padding slots");
+                    e.line("const int base = t * E, pb = base ^ stride;");
                     e.line("#pragma unroll");
-                    e.line("for (int q = 0; q < E; ++q) if (on) k[t * E + q] = r[q];");
+                    e.line("for (int q = 0; q < E; ++q) if (on) k[PAD(base) + q] = r[q];");
                     e.line("__syncthreads();");
+                    e.line("const bool small = ((base & stride) == 0) == ((base & len) == 0);  // the same for each q: stride >= E");
                     e.line("#pragma unroll");
                     e.block("for (int q = 0; q < E; ++q)", () -> {
-                        e.line("const int i = t * E + q;");
-                        e.line("const unsigned long long b = on ? k[i ^ stride] : 0ULL;");
-                        e.line("const bool small = ((i & stride) == 0) == ((i & len) == 0);");
+                        e.line("const unsigned long long b = on ? k[PAD(pb) + q] : 0ULL;");
                         e.line("r[q] = small ? (r[q] < b ? r[q] : b) : (r[q] > b ? r[q] : b);");
                     });
                     e.line("__syncthreads();");
