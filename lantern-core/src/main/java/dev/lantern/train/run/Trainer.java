@@ -279,9 +279,7 @@ public final class Trainer implements AutoCloseable {
         }
         double loss = m.scaledLoss() / s;
         StepUpdate.Decision d = update.decide(m);
-        boolean applied = d.applied();
-        float norm = d.norm();
-        if (applied) {
+        if (d.applied()) {
             residentSteps++;
             hostStale = true;
         }
@@ -290,7 +288,7 @@ public final class Trainer implements AutoCloseable {
             scaler.update(new UnscaleReport(bad, inv));
         }
         step++;
-        return new StepResult(step, loss, applied, norm, s, System.nanoTime() - t0);
+        return new StepResult(step, loss, d.applied(), d.norm(), s, System.nanoTime() - t0);
     }
 
     /** A resident step's masters and optimizer state read back into the host's parameters and optimizer. */
