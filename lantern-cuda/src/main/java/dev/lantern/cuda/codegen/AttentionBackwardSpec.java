@@ -62,9 +62,22 @@ public record AttentionBackwardSpec(String name, Kind kind, long batch, long hea
         return !Boolean.getBoolean("lantern.attention.backward.general") && AttentionBackwardMmaRenderer.supports(this, target);
     }
 
+    /**
+     * Whether {@code target} renders this spec with wgmma ({@link AttentionBackwardWgmmaRenderer}):
+     * grad_q and grad_kv at head_dim 128, bf16/f16, without an additive mask, on a GPU with wgmma.
+     * {@code lantern.attention.backward.wgmma=false} keeps the mma.sync kernels.
+     */
+    public boolean hopperPath(CudaTarget target) {
+        return fastPath(target) && AttentionBackwardWgmmaRenderer.supports(this, target);
+    }
+
     @Override
     public CudaKernelSource render(CudaTarget target) {
         target.requireDtype(dtype, name);
-        return fastPath(target) ? new AttentionBackwardMmaRenderer(this, target).render() : new AttentionBackwardGeneralRenderer(this).render();
+        if (!fastPath(target)) {
+            return new AttentionBackwardGeneralRenderer(this).render();
+        }
+        return hopperPath(target) ? new AttentionBackwardWgmmaRenderer(this, target).render()
+                : new AttentionBackwardMmaRenderer(this, target).render();
     }
 }

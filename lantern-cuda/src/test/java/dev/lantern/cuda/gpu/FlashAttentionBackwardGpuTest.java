@@ -65,6 +65,8 @@ class FlashAttentionBackwardGpuTest {
             {2, 6, 2, 61, 131, 64, false, new int[] {2, 1, 1, 131}},
             {1, 4, 1, 97, 41, 128, true, null},
             {1, 3, 3, 29, 67, 128, true, new int[] {1, 3, 29, 67}},
+            {2, 4, 2, 131, 67, 128, false, null},
+            {1, 2, 1, 200, 129, 128, true, null},
             {2, 4, 2, 13, 17, 37, false, null},
             {1, 2, 1, 5, 3, 8, true, new int[] {1, 1, 5, 3}},
         };

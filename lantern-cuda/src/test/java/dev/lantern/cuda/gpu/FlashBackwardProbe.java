@@ -18,7 +18,8 @@ import java.util.SplittableRandom;
  * attention_grad_kv; the lse written by the forward, with and without RoPE, or by its own kernel;
  * no cuBLASLt, no test-tier warm-up), so that compute-sanitizer's memcheck and
  * racecheck can run them (scripts/gpu-sanitize): odd shapes on the tensor-core path (bf16 and f16,
- * head_dim 64 and 128, causal, masked, grouped heads, s ≠ t) and one on the general path, each
+ * head_dim 64 and 128, causal, masked, grouped heads, s ≠ t; at head_dim 128
+ * without a mask the wgmma kernels) and one on the general path, each
  * checked against the float64 reference. Exits 1 when a result is off.
  */
 public final class FlashBackwardProbe {
@@ -29,6 +30,8 @@ public final class FlashBackwardProbe {
             {1, 4, 2, 67, 131, 64, true, new int[] {1, 1, 1, 131}, "bf16", FlashAttentionBackwardGpuTest.Lse.FORWARD},
             {1, 2, 2, 97, 41, 128, false, null, "f16", FlashAttentionBackwardGpuTest.Lse.ROPE},
             {2, 3, 1, 45, 45, 128, true, new int[] {2, 3, 45, 45}, "bf16", FlashAttentionBackwardGpuTest.Lse.OWN_KERNEL},
+            {1, 4, 2, 131, 67, 128, true, null, "bf16", FlashAttentionBackwardGpuTest.Lse.FORWARD},
+            {2, 2, 1, 67, 200, 128, false, null, "f16", FlashAttentionBackwardGpuTest.Lse.OWN_KERNEL},
             {1, 2, 1, 13, 17, 37, true, null, "f32", FlashAttentionBackwardGpuTest.Lse.FORWARD},
         };
         StringBuilder bad = new StringBuilder();

@@ -71,6 +71,44 @@ class AttentionBackwardNvccTest {
         System.out.println("[nvcc] " + specs().size() + " attention backward kernels compile for sm_90 within their spill allowance");
     }
 
+    /**
+     * The Hopper kernels (grad_q and grad_kv on wgmma at head_dim 128, no mask) compile for sm_90a
+     * without spills: both dtypes, causal and not, grouped heads, lengths that are not multiples of
+     * the tiles; a masked spec keeps the mma.sync kernel, and so does head_dim 64.
+     */
+    @Test
+    void hopperGradientKernelsCompileForSm90aWithoutSpills() throws Exception {
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
+        StringBuilder failures = new StringBuilder();
+        int n = 0;
+        for (AttentionBackwardSpec.Kind kind : List.of(AttentionBackwardSpec.Kind.GRAD_Q, AttentionBackwardSpec.Kind.GRAD_KV)) {
+            for (DType t : new DType[] {DType.BF16, DType.F16}) {
+                for (boolean causal : new boolean[] {false, true}) {
+                    AttentionBackwardSpec spec = new AttentionBackwardSpec("lt_attn_bwd_h" + n++, kind, 2, 8, causal ? 4 : 1, 97, 131,
+                            128, causal, 1 / Math.sqrt(128), t, false);
+                    assertTrue(spec.hopperPath(CudaTarget.H200), spec + " should take the wgmma kernel");
+                    CudaKernelSource src = spec.render(CudaTarget.H200);
+                    assertEquals("wgmma", src.variant());
+                    StrictKernels.check(src);
+                    NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, tmp, 180);
+                    if (!px.failure().isEmpty()) {
+                        failures.append(px.failure());
+                    } else if (px.spillStores() != 0) {
+                        failures.append(spec).append(" spills:\n").append(px.log()).append('\n');
+                    }
+                }
+            }
+        }
+        assertEquals("", failures.toString());
+        AttentionBackwardSpec masked = new AttentionBackwardSpec("lt_m", AttentionBackwardSpec.Kind.GRAD_KV, 1, 2, 1, 64, 64, 128, false,
+                0.1, DType.BF16, true);
+        assertEquals("mma", masked.render(CudaTarget.H200).variant());
+        AttentionBackwardSpec narrow = new AttentionBackwardSpec("lt_n", AttentionBackwardSpec.Kind.GRAD_Q, 1, 2, 1, 64, 64, 64, false,
+                0.1, DType.BF16, false);
+        assertEquals("mma", narrow.render(CudaTarget.H200).variant());
+        System.out.println("[nvcc] " + n + " wgmma attention gradient kernels compile for sm_90a without spills");
+    }
+
     @Test
     void impossibleShapesAreTypedErrors() {
         assertThrows(CodegenException.class, () -> new AttentionBackwardSpec("lt_x", AttentionBackwardSpec.Kind.GRAD_Q, 1, 6, 4,
