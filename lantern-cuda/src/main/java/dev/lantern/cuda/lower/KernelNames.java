@@ -62,7 +62,7 @@ public final class KernelNames {
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
                     x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys(), x.group(), x.masked(), x.lse());
             case AttentionBackwardSpec x -> new AttentionBackwardSpec(n, x.kind(), x.batch(), x.heads(), x.group(), x.seqQ(), x.seqK(),
-                    x.headDim(), x.causal(), x.scale(), x.dtype(), x.masked(), x.writesDelta());
+                    x.headDim(), x.causal(), x.scale(), x.dtype(), x.masked());
         };
     }
 }
