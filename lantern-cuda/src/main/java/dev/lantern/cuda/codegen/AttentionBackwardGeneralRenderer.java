@@ -30,8 +30,7 @@ final class AttentionBackwardGeneralRenderer {
         List<String> strided = switch (spec.kind()) {
             case LSE -> List.of("q", "k");
             case DELTA -> List.of("o", "dy");
-            case GRAD_Q -> spec.writesDelta() ? List.of("q", "k", "v", "dy", "o") : List.of("q", "k", "v", "dy");
-            case GRAD_KV -> List.of("q", "k", "v", "dy");
+            case GRAD_Q, GRAD_KV -> List.of("q", "k", "v", "dy");
         };
         strided.forEach(x -> p.add(new KernelParam(in, x)));
         switch (spec.kind()) {
@@ -39,7 +38,7 @@ final class AttentionBackwardGeneralRenderer {
             case DELTA -> p.add(new KernelParam("float* __restrict__", "delta"));
             default -> {
                 p.add(new KernelParam("const float* __restrict__", "lse"));
-                p.add(new KernelParam((spec.writesDelta() ? "" : "const ") + "float* __restrict__", "delta"));
+                p.add(new KernelParam("const float* __restrict__", "delta"));
             }
         }
         boolean mask = spec.masked() && spec.kind() != AttentionBackwardSpec.Kind.DELTA;

@@ -11,8 +11,6 @@ import dev.lantern.ir.DType;
  *          args: q, k, [amask], lse, heads, seq_q, seq_k, q/k (b,h,s) strides, [amask's]
  * DELTA:   delta[b,h,i] = Σ dy_i∘o_i  (f32)          args: o, dy, delta, heads, seq_q, o/dy strides
  * GRAD_Q:  dq_i = scale Σ_j P_ij (dy_i·v_j − delta_i) k_j,   P = e^(scale q·kᵀ + mask − lse)
- * GRAD_Q with writesDelta (the Hopper kernel only): also o and its strides after dy's; delta is written
- *          first, from the CTA's rows of o and dy, then read: no DELTA pass before it
  * GRAD_KV: dk_j = scale Σ_h Σ_i P_ij (dy_i·v_j − delta_i) q_i,  dv_j = Σ_h Σ_i P_ij dy_i
  *          (out [2, b, hk, t, d]: dk then dv), the group's query heads in order
  *          args: q, k, v, dy, lse, delta, [amask], out, heads, seq_q, seq_k, q/k/v/dy strides, [amask's]
@@ -23,14 +21,8 @@ import dev.lantern.ir.DType;
  * one warp that sums in a fixed order (no atomics): strict mode runs every kind.
  */
 public record AttentionBackwardSpec(String name, Kind kind, long batch, long heads, int group, long seqQ, long seqK, int headDim,
-                                    boolean causal, double scale, DType dtype, boolean masked, boolean writesDelta) implements KernelSpec {
+                                    boolean causal, double scale, DType dtype, boolean masked) implements KernelSpec {
     public enum Kind { LSE, DELTA, GRAD_Q, GRAD_KV }
-
-    /** A spec that reads delta (every kind but DELTA) or writes it (DELTA). */
-    public AttentionBackwardSpec(String name, Kind kind, long batch, long heads, int group, long seqQ, long seqK, int headDim,
-                                 boolean causal, double scale, DType dtype, boolean masked) {
-        this(name, kind, batch, heads, group, seqQ, seqK, headDim, causal, scale, dtype, masked, false);
-    }
 
     public AttentionBackwardSpec {
         KernelSpec.checkName(name);
@@ -48,9 +40,6 @@ public record AttentionBackwardSpec(String name, Kind kind, long batch, long hea
         }
         if (!Double.isFinite(scale)) {
             throw new CodegenException(name + ": scale must be finite, got " + scale);
-        }
-        if (writesDelta && kind != Kind.GRAD_Q) {
-            throw new CodegenException(name + ": only grad_q computes delta itself, got " + kind);
         }
     }
 
@@ -85,10 +74,6 @@ public record AttentionBackwardSpec(String name, Kind kind, long batch, long hea
     @Override
     public CudaKernelSource render(CudaTarget target) {
         target.requireDtype(dtype, name);
-        if (writesDelta && !hopperPath(target)) {
-            throw new CodegenException(name + ": a grad_q that writes delta needs the wgmma kernel (bf16/f16, head_dim 128, "
-                    + "no mask, sm_90), got " + this + " on " + target.arch());
-        }
         if (!fastPath(target)) {
             return new AttentionBackwardGeneralRenderer(this).render();
         }

@@ -20,8 +20,7 @@ import java.util.List;
  *            Pᵀ = exp2(Sᵀ·scale·log2e − lse·log2e), dSᵀ = Pᵀ∘(dPᵀ − delta)   (lse and delta staged per tile)
  *            dV += Pᵀ dO, dK += dSᵀ Q      wgmma m64n128k16, A from registers, B (dO, Q) read transposed
  * GRAD_Q   CTA = 64 query rows of one (b, h); per 64-key tile (causal: up to the block's last query):
- *            S = Q Kᵀ, dP = dO Vᵀ          wgmma m64n64k16, A (Q, dO) from registers (their fragments
- *                                           loaded once), B (K, V) from shared memory
+ *            S = Q Kᵀ, dP = dO Vᵀ          wgmma m64n64k16 from shared memory
  *            dS = P∘(dP − delta)            P as above, lse and delta of the thread's two rows in registers
  *            dQ += dS K                     wgmma m64n128k16, dS from registers, K read transposed
  * </pre>
@@ -44,7 +43,6 @@ final class AttentionBackwardWgmmaRenderer {
     private final String mmaType;
     private final String pack2;
     private final String vec2;
-    private final boolean fragments;
 
     AttentionBackwardWgmmaRenderer(AttentionBackwardSpec spec, CudaTarget target) {
         if (!supports(spec, target)) {
@@ -57,10 +55,6 @@ final class AttentionBackwardWgmmaRenderer {
         this.mmaType = bf16 ? "bf16" : "f16";
         this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
-        // grad_q keeps Q's and dO's A fragments in registers: the score products then read only K and V from shared
-        // memory (an m64n64k16 product reading both operands there runs at shared memory's bandwidth)
-        this.fragments = spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q
-                && !"false".equals(System.getProperty("lantern.attention.backward.fragments"));
         if (sharedBytes() > target.sharedBytesPerBlock()) {
             throw new CodegenException(spec.name() + ": needs " + sharedBytes() + " bytes of shared memory, " + target.arch()
                     + " allows " + target.sharedBytesPerBlock());
@@ -80,7 +74,7 @@ final class AttentionBackwardWgmmaRenderer {
 
     /** The CTA's own two 64-row tiles, two buffers of the two streamed tiles, lse and delta (grad_kv), 1 KiB of alignment slack. */
     int sharedBytes() {
-        int staged = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV ? 2 * 2 * TILE * 4 : spec.writesDelta() ? BM * 4 : 0;
+        int staged = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV ? 2 * 2 * TILE * 4 : 0;
         return 2 * BM * 256 + 2 * 2 * TILE * 256 + staged + 1024;
     }
 
@@ -89,7 +83,7 @@ final class AttentionBackwardWgmmaRenderer {
         boolean kv = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV;
         CudaPrelude.emit(e, "attention backward " + (kv ? "grad_kv" : "grad_q") + (spec.causal() ? " (causal)" : "")
                 + ", head_dim 128, Hopper path (wgmma, one warpgroup, " + BM + " " + (kv ? "keys" : "query rows")
-                + " a CTA, two CTAs an SM" + (fragments ? ", Q and dO fragments in registers" : "") + ")");
+                + " a CTA, two CTAs an SM)");
         e.linef("constexpr int THREADS = 128, D = 128, BM = %d, BC = %d, GROUP = %d;", BM, TILE, spec.group());
         e.line("constexpr int HALF = BC * 128;                // bytes of one 64-column half of a streamed tile");
         e.line("constexpr int RBYTES = BM * 256, TBYTES = BC * 256;  // a CTA tile, a streamed tile");
@@ -98,7 +92,7 @@ final class AttentionBackwardWgmmaRenderer {
                 ElementwiseRenderer.floatLiteral(spec.scale() * LOG2E), ElementwiseRenderer.floatLiteral(LOG2E));
         e.line("typedef " + t + " T;");
         e.blank();
-        WgmmaHelpers.emitKernelHelpers(e, TILE, fragments, mmaType, pack2, vec2);
+        WgmmaHelpers.emitKernelHelpers(e, TILE, false, mmaType, pack2, vec2);
         e.comment("A or B operand (K-major, SW128) of a 64-column-half tile: k-step kk of 16 dims, halves HALF_BYTES apart");
         e.line("#define LT_KDESC(base, half_bytes, kk) lt_desc((base) + ((kk) >> 2) * (half_bytes) + ((kk) & 3) * 32, 16, 1024)");
         List<KernelParam> params = AttentionBackwardGeneralRenderer.params(spec, t);
@@ -123,16 +117,11 @@ final class AttentionBackwardWgmmaRenderer {
         return new CudaKernelSource(spec.name(), e.text(), params, rule, ProblemSize.of(groups, n, spec.seqK()), "wgmma");
     }
 
-    /**
-     * Issues the two score products of a step ({@code a1 b1ᵀ} into s1, {@code a2 b2ᵀ} into s2), commits and waits for
-     * them; a1 and a2 are shared-memory tiles or, with {@link #fragments}, register fragment arrays.
-     */
-    private void scores(CudaEmitter e, String s1, String a1, String b1, String s2, String a2, String b2) {
+    /** Issues the two score products of a step ({@code a1 b1ᵀ} into s1, {@code a2 b2ᵀ} into s2), commits and waits for them. */
+    private static void scores(CudaEmitter e, String s1, String a1, String b1, String s2, String a2, String b2) {
         e.line("lt_wgmma_fence();");
-        String x1 = fragments ? a1 + "[kk]" : "LT_KDESC(" + a1 + ", RBYTES / 2, kk)";
-        String x2 = fragments ? a2 + "[kk]" : "LT_KDESC(" + a2 + ", RBYTES / 2, kk)";
-        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(" + s1 + ", " + x1 + ", LT_KDESC(" + b1 + ", HALF, kk), kk > 0);"));
-        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(" + s2 + ", " + x2 + ", LT_KDESC(" + b2 + ", HALF, kk), kk > 0);"));
+        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(" + s1 + ", LT_KDESC(" + a1 + ", RBYTES / 2, kk), LT_KDESC(" + b1 + ", HALF, kk), kk > 0);"));
+        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(" + s2 + ", LT_KDESC(" + a2 + ", RBYTES / 2, kk), LT_KDESC(" + b2 + ", HALF, kk), kk > 0);"));
         e.line("lt_wgmma_commit();");
         e.line("lt_wgmma_wait<0>();");
         e.unrolled("n", "BC / 8", () -> {
@@ -242,36 +231,6 @@ final class AttentionBackwardWgmmaRenderer {
         });
     }
 
-    /**
-     * delta = rowsum(dy∘o) of the CTA's 64 rows, before the loop: two threads a row, 64 dims each
-     * (8 16-byte loads of o and of dy), summed with the partner; into shared memory for the rows'
-     * threads and into {@code delta} for grad_kv, which runs after.
-     */
-    private void emitDelta(CudaEmitter e) {
-        e.line("float* fDl = reinterpret_cast<float*>(lt_smem + (sV + 2 * TBYTES - sraw));  // the rows' delta");
-        e.block("", () -> {
-            e.line("const int r = tid >> 1, part = tid & 1, row = q0 + r;");
-            e.line("const T* __restrict__ obr = o + bi * o_sb + hi * o_sh;");
-            e.line("float acc = 0.f;");
-            e.block("if (row < seq_q)", () -> {
-                e.line("const uint4* op = reinterpret_cast<const uint4*>(obr + (long long) row * o_ss + part * 64);");
-                e.line("const uint4* gp = reinterpret_cast<const uint4*>(dyb + (long long) row * dy_ss + part * 64);");
-                e.unrolled("c", "8", () -> {
-                    e.line("const uint4 ov = op[c], gv = gp[c];");
-                    e.line("const T* x = reinterpret_cast<const T*>(&ov);");
-                    e.line("const T* y = reinterpret_cast<const T*>(&gv);");
-                    e.unrolled("j", "8", () -> e.line("acc = fmaf(lt_f32(x[j]), lt_f32(y[j]), acc);"));
-                });
-            });
-            e.line("acc += __shfl_xor_sync(0xffffffffu, acc, 1);");
-            e.block("if (part == 0)", () -> {
-                e.line("fDl[r] = acc;");
-                e.line("if (row < seq_q) delta[bh * seq_q + row] = acc;");
-            });
-        });
-        e.line("__syncthreads();");
-    }
-
     private void gradQ(CudaEmitter e) {
         e.line("const int qblocks = (seq_q + BM - 1) / BM;");
         e.line("const long long bh = blockIdx.x / qblocks;");
@@ -288,20 +247,14 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("lt_load_tile<BM>(sG, dyb, dy_ss, q0, seq_q, tid);");
         e.line("lt_cp_commit();");
         e.line("const int qrow = q0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
-        if (spec.writesDelta()) {
-            emitDelta(e);
-        }
         e.line("float l2[2], dl[2];  // lse·log2e (+inf: the row sees no key, P = 0) and delta");
         e.unrolled("h", "2", () -> {
             e.line("const int row = qrow + 8 * h;");
             e.line("const float L = row < seq_q ? lse[bh * seq_q + row] : -LT_INF;");
             e.line("l2[h] = L == -LT_INF ? LT_INF : L * LOG2E;");
-            e.line("dl[h] = row < seq_q ? " + (spec.writesDelta() ? "fDl[row - q0]" : "delta[bh * seq_q + row]") + " : 0.f;");
+            e.line("dl[h] = row < seq_q ? delta[bh * seq_q + row] : 0.f;");
         });
         e.line("float dq[16][4];");
-        if (fragments) {
-            e.line("unsigned qf[8][4], gf[8][4];  // Q's and dO's A fragments (rows wi*16.., k-steps of 16 dims)");
-        }
         e.unrolled("n", "16", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
         e.block("auto issue = [&](int kt, int buf)", () -> {
             e.line("lt_load_tile<BC>(sK + buf * TBYTES, kb, k_ss, kt * BC, seq_k, tid);");
@@ -321,18 +274,7 @@ final class AttentionBackwardWgmmaRenderer {
             e.line("const int c0 = kt * BC;");
             e.line("const unsigned cK = sK + buf * TBYTES, cV = sV + buf * TBYTES;");
             e.line("float s[BC / 8][4], dp[BC / 8][4];");
-            if (fragments) {
-                e.block("if (kt == 0)", () -> {
-                    e.comment("Q's and dO's A fragments, kept for the whole loop: ldmatrix x4 of rows wi*16.., dims 16kk..");
-                    e.unrolled("kk", "8", () -> {
-                        e.line("const int r = wi * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), c = kk * 2 + (lane >> 4);");
-                        e.line("const unsigned at = (c >> 3) * (RBYTES / 2) + r * 128 + (((c & 7) ^ (r & 7)) << 4);");
-                        e.line("lt_ldsm_x4(sQ + at, qf[kk]);");
-                        e.line("lt_ldsm_x4(sG + at, gf[kk]);");
-                    });
-                });
-            }
-            scores(e, "s", fragments ? "qf" : "sQ", "cK", "dp", fragments ? "gf" : "sG", "cV");
+            scores(e, "s", "sQ", "cK", "dp", "sG", "cV");
             e.line("const bool edge = c0 + BC > seq_k || (CAUSAL && c0 + BC - 1 > q0);  // a ragged or diagonal tile");
             e.comment("dS = P (dP - delta), P = exp2(s·scale·log2e - lse·log2e): 0 where masked or where the row sees no key");
             e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {

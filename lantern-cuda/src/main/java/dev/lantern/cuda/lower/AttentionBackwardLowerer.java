@@ -15,7 +15,7 @@ import java.util.List;
  * attention's backward ops: attention_lse (one kernel, unless the forward writes it: {@code SavedLse}),
  * attention_grad_q and attention_grad_kv (a DELTA kernel writing rowsum(dy∘o) into a transient f32
  * buffer, then the gradient kernel; the second of the two over the same o and dy reuses the first's
- * delta; on Hopper a grad_q that comes first writes delta itself, without the pass). q, k, v,
+ * delta). q, k, v,
  * o and dy are read in place through their (b, h, s) strides when head_dim is contiguous (the
  * un-permuted o and dy of an {@code out_perm} attention are views), otherwise copied first; the
  * mask through its (b, h, s) strides, 0 on broadcast axes. The tensor-core kernels
@@ -94,19 +94,6 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         // buffer living from grad_q's DELTA launch to grad_kv's launch
         String deltaKey = key(o) + "|" + key(dy);
         Buf delta = cx.deltas.get(deltaKey);
-        AttentionBackwardSpec fused = new AttentionBackwardSpec("lt_attn_bwd_grad_q", AttentionBackwardSpec.Kind.GRAD_Q, b, h, h / hk, s, t, d,
-                causal, scale, dt, false, true);
-        if (delta == null && op == Op.ATTENTION_GRAD_Q && mask == null && fused.hopperPath(cx.target)) {
-            // the Hopper grad_q writes delta itself, from its rows of o and dy (16-byte loads: o's rows aligned)
-            o = aligned(o, cx);
-            delta = cx.transientBuf((long) b * h * s * 4);
-            cx.deltas.put(deltaKey, delta);
-            List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(dy), ptr(o), ptr(lse),
-                    new Step.Ptr(delta, (long) b * h * s * 4), ptr(out), new Step.I32(h), new Step.I32(s), new Step.I32(t)));
-            strides(a, q, k, v, dy, o);
-            cx.launch(fused, a);
-            return;
-        }
         if (delta == null) {
             delta = cx.transientBuf((long) b * h * s * 4);
             List<Step.Arg> da = new ArrayList<>(List.of(ptr(o), ptr(dy), new Step.Ptr(delta, (long) b * h * s * 4),
