@@ -58,14 +58,7 @@ class AttentionBackwardNvccTest {
         Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
         StringBuilder failures = new StringBuilder();
         for (AttentionBackwardSpec spec : specs()) {
-            CudaKernelSource src = spec.render(CudaTarget.H200);
-            StrictKernels.check(src);
-            NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, tmp, 180);
-            if (!px.failure().isEmpty()) {
-                failures.append(px.failure());
-            } else if (px.spillStores() < 0 || px.spillStores() > allowedSpill(spec)) {
-                failures.append(spec).append(" spills:\n").append(px.log()).append('\n');
-            }
+            compile(spec, spec.render(CudaTarget.H200), allowedSpill(spec), failures);
         }
         assertEquals("", failures.toString());
         System.out.println("[nvcc] " + specs().size() + " attention backward kernels compile for sm_90 within their spill allowance");
@@ -89,13 +82,7 @@ class AttentionBackwardNvccTest {
                     assertTrue(spec.hopperPath(CudaTarget.H200), spec + " should take the wgmma kernel");
                     CudaKernelSource src = spec.render(CudaTarget.H200);
                     assertEquals("wgmma", src.variant());
-                    StrictKernels.check(src);
-                    NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, tmp, 180);
-                    if (!px.failure().isEmpty()) {
-                        failures.append(px.failure());
-                    } else if (px.spillStores() != 0) {
-                        failures.append(spec).append(" spills:\n").append(px.log()).append('\n');
-                    }
+                    compile(spec, src, 0, failures);
                 }
             }
         }
@@ -107,6 +94,17 @@ class AttentionBackwardNvccTest {
                 0.1, DType.BF16, false);
         assertEquals("mma", narrow.render(CudaTarget.H200).variant());
         System.out.println("[nvcc] " + n + " wgmma attention gradient kernels compile for sm_90a without spills");
+    }
+
+    /** Checks {@code src} for atomics, compiles it with ptxas and adds to {@code failures} an error or spill stores past {@code allowed}. */
+    private void compile(AttentionBackwardSpec spec, CudaKernelSource src, int allowed, StringBuilder failures) throws Exception {
+        StrictKernels.check(src);
+        NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, tmp, 180);
+        if (!px.failure().isEmpty()) {
+            failures.append(px.failure());
+        } else if (px.spillStores() < 0 || px.spillStores() > allowed) {
+            failures.append(spec).append(" spills:\n").append(px.log()).append('\n');
+        }
     }
 
     @Test
