@@ -4,6 +4,7 @@ import static dev.lantern.cuda.lower.LoweringContext.ptr;
 
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CrossEntropySpec;
+import dev.lantern.cuda.codegen.NormBackwardSpec;
 import dev.lantern.cuda.codegen.ReduceSpec;
 import dev.lantern.cuda.codegen.RowGradSpec;
 import dev.lantern.cuda.codegen.ScatterAddSortedSpec;
@@ -58,8 +59,14 @@ final class GradientLowerer implements KernelLowerer {
                 View w = cx.contiguous(cx.in(k, 1));
                 View dy = cx.contiguous(cx.in(k, 2));
                 boolean res = n.attrs().getBool("residual", false);
+                double eps = n.attrs().getDouble("eps", layer ? 1e-5 : 1e-6);
+                Kernel dw = cx.deferredWeightGrads.remove(k.name());
+                if (dw != null) {
+                    normBackward(k, dw, cx, x, w, dy, eps, res);
+                    return;
+                }
                 spec = new RowGradSpec("lt_norm_grad", layer ? RowGradSpec.Kind.LAYER_NORM : RowGradSpec.Kind.RMS_NORM, rows, s.last(),
-                        n.attrs().getDouble("eps", layer ? 1e-5 : 1e-6), x.dtype(), w.dtype(), o.dtype(), res);
+                        eps, x.dtype(), w.dtype(), o.dtype(), res);
                 a.add(ptr(x));
                 a.add(ptr(w));
                 a.add(ptr(dy));
@@ -76,6 +83,32 @@ final class GradientLowerer implements KernelLowerer {
         a.add(ptr(o));
         a.add(new Step.I64(rows));
         cx.launch(spec, a);
+    }
+
+    /**
+     * dx and the weight gradient's partials in one read of x and dy ({@link NormBackwardSpec}), then
+     * the deferred norm_weight_grad kernel {@code dw}'s FINISH stage sums the partials into dw.
+     */
+    private static void normBackward(Kernel k, Kernel dw, LoweringContext cx, View x, View w, View dy, double eps, boolean res) {
+        View o = cx.out(k);
+        long rows = o.shape().numel() / o.shape().last();
+        NormBackwardSpec spec = new NormBackwardSpec("lt_norm_bwd", NormWeightGradLowerer.kind(dw), rows, o.shape().last(), eps,
+                x.dtype(), w.dtype(), dy.dtype(), o.dtype(), res);
+        long bytes = spec.partials().workspaceBytes();
+        Buf ws = cx.transientBuf(bytes);
+        List<Step.Arg> a = new ArrayList<>(List.of(ptr(x), ptr(w), ptr(dy)));
+        if (res) {
+            View r = cx.contiguous(cx.in(k, 3));
+            if (r.dtype() != o.dtype()) {
+                throw new CodegenException(k.node() + ": the residual r is " + r.dtype() + ", dx " + o.dtype());
+            }
+            a.add(ptr(r));
+        }
+        a.add(ptr(o));
+        a.add(new Step.Ptr(ws, bytes));
+        a.add(new Step.I64(rows));
+        cx.launch(spec, a);
+        NormWeightGradLowerer.finish(dw, ws, cx);
     }
 
     private static View targets(Kernel k, LoweringContext cx) {

@@ -16,6 +16,7 @@ import dev.lantern.cuda.codegen.SoftmaxSpec;
 import dev.lantern.cuda.codegen.RowGradSpec;
 import dev.lantern.cuda.codegen.CrossEntropySpec;
 import dev.lantern.cuda.codegen.NormWeightGradSpec;
+import dev.lantern.cuda.codegen.NormBackwardSpec;
 import dev.lantern.cuda.codegen.ReduceSpec;
 import dev.lantern.cuda.codegen.ScatterAddSortedSpec;
 import dev.lantern.cuda.codegen.ScatterAddSpec;
@@ -56,6 +57,8 @@ public final class KernelNames {
                     x.splits(), x.inDtype(), x.outDtype());
             case NormWeightGradSpec x -> new NormWeightGradSpec(n, x.stage(), x.kind(), x.rows(), x.cols(), x.eps(), x.xDtype(),
                     x.dyDtype(), x.outDtype());
+            case NormBackwardSpec x -> new NormBackwardSpec(n, x.kind(), x.rows(), x.cols(), x.eps(), x.xDtype(), x.weightDtype(),
+                    x.dyDtype(), x.outDtype(), x.residual());
             case ScatterAddSpec x -> new ScatterAddSpec(n, x.outer(), x.count(), x.size(), x.inner(), x.dtype(), x.idsType());
             case ScatterAddSortedSpec x -> new ScatterAddSortedSpec(n, x.stage(), x.outer(), x.count(), x.size(), x.inner(), x.dtype(),
                     x.idsType());

@@ -40,6 +40,11 @@ final class LoweringContext {
     final Set<String> outputStorage;
     /** attention's delta = rowsum(dy∘o) by the (o, dy) views it was computed from: grad_q's, reused by grad_kv. */
     final Map<String, Buf> deltas = new HashMap<>();
+    /**
+     * norm_weight_grad kernels deferred to the dx kernel that follows them (by that kernel's name),
+     * which computes both in one read of x and dy ({@link dev.lantern.cuda.codegen.NormBackwardSpec}).
+     */
+    final Map<String, Kernel> deferredWeightGrads = new HashMap<>();
     /** Slice outputs read in place from their source (value name -> alias), see {@link SliceAlias}. */
     final Map<String, SliceAlias> aliases = new HashMap<>();
     private int transients;

@@ -32,8 +32,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Every op autodiff emits, fuse-norm's norm_weight_grad and residual norm gradients, and the GEMM transposes a backward
  * graph uses, on the GPU against the float64 reference: seeded random odd and prime shapes (rows 1–299, widths 1–1499,
- * primes, widths under a warp), f32, bf16 and f16 (138 cases, 3 of norm_weight_grad at thousands of rows and past
- * 4096 columns, and 3 of scatter_add at 1025 to 16383 ids, where the sort holds several keys a thread), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
+ * primes, widths under a warp), f32, bf16 and f16 (165 cases, 3 of norm_weight_grad at thousands of rows and past
+ * 4096 columns, 21 + 3 of a norm's dx and dw in one fused kernel, both outputs checked, and 3 of scatter_add at 1025 to 16383 ids, where the sort holds several keys a thread), inputs drawn fresh per case (integer ids with repeats and ignored targets). Each case
  * also runs in strict mode (CompileOptions.deterministic) twice, bit-identical. Tolerances
  * (||gpu - ref|| / ||ref||): 2e-5 in f32 (row reductions of up to 1500 f32 terms), 1e-2 in bf16
  * and f16 (one rounding of every output to 8 or 11 bits).
@@ -54,7 +54,8 @@ class BackwardOpsGpuTest {
         String[] ops = {"gelu_grad_none", "gelu_grad_tanh", "silu_grad", "relu_grad", "softmax_grad", "rms_norm_grad",
                 "layer_norm_grad", "rms_norm_grad_residual", "layer_norm_grad_add", "reduce_rows", "reduce_cols", "reduce_all",
                 "reduce_mid_keep", "cross_entropy", "cross_entropy_grad", "scatter_add", "rope_inverse", "matmul_ta", "matmul_tb",
-                "matmul_batched_ta", "matmul_broadcast_tb", "norm_weight_grad_rms", "norm_weight_grad_layer"};
+                "matmul_batched_ta", "matmul_broadcast_tb", "norm_weight_grad_rms", "norm_weight_grad_layer", "norm_backward_rms",
+                "norm_backward_layer", "norm_backward_rms_residual"};
         for (String op : ops) {
             for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
                 // every shape kind in f32, two in bf16, one in f16: each shape is its own NVRTC compile
@@ -70,6 +71,11 @@ class BackwardOpsGpuTest {
         all.add(Arguments.of("norm_weight_grad_rms", DType.BF16, 2049, 4099, r.nextLong()));
         all.add(Arguments.of("norm_weight_grad_layer", DType.F32, 1031, 5003, r.nextLong()));
         all.add(Arguments.of("norm_weight_grad_layer", DType.F16, 1537, 4096, r.nextLong()));
+        // a norm's dx and dw in one kernel (NormBackwardSpec) at many rows a chunk: odd widths, the row at 4096 (16 a thread),
+        // one past it (the two kernels again)
+        all.add(Arguments.of("norm_backward_rms_residual", DType.F32, 3001, 4096, r.nextLong()));
+        all.add(Arguments.of("norm_backward_layer", DType.BF16, 2049, 3001, r.nextLong()));
+        all.add(Arguments.of("norm_backward_rms", DType.F16, 777, 4097, r.nextLong()));
         // the sorted scatter_add past one key a thread (2, 8 and 16 keys a thread in registers, strides across warps)
         all.add(Arguments.of("scatter_add", DType.F32, 1025, 7, r.nextLong()));
         all.add(Arguments.of("scatter_add", DType.BF16, 6007, 33, r.nextLong()));
@@ -127,6 +133,13 @@ class BackwardOpsGpuTest {
                     + "  %y = matmul(%x, %b) {transpose_b=true} : " + t + "[2,3," + rows + "," + cols + "]\n";
             case "norm_weight_grad_rms" -> x + dy + "  %y = norm_weight_grad(%x, %dy) {eps=1.0E-6, kind=\"rms\"} : " + t + "[" + cols + "]\n";
             case "norm_weight_grad_layer" -> x + dy + "  %y = norm_weight_grad(%x, %dy) {eps=1.0E-5, kind=\"layer\"} : " + t + "[" + cols + "]\n";
+            // dw before dx, both returned (autodiff's order): one fused kernel writes dx and dw's partials, then FINISH
+            case "norm_backward_rms" -> x + w + dy + "  %dw = norm_weight_grad(%x, %dy) {eps=1.0E-6, kind=\"rms\"} : " + t + "[" + cols + "]\n"
+                    + "  %y = rms_norm_grad(%x, %w, %dy) {eps=1.0E-6} : " + rc + "\n";
+            case "norm_backward_layer" -> x + w + dy + "  %dw = norm_weight_grad(%x, %dy) {eps=1.0E-5, kind=\"layer\"} : " + t + "[" + cols
+                    + "]\n  %y = layer_norm_grad(%x, %w, %dy) {eps=1.0E-5} : " + rc + "\n";
+            case "norm_backward_rms_residual" -> x + w + dy + res + "  %dw = norm_weight_grad(%x, %dy) {eps=1.0E-6, kind=\"rms\"} : " + t
+                    + "[" + cols + "]\n  %y = rms_norm_grad(%x, %w, %dy, %res) {eps=1.0E-6, residual=true} : " + rc + "\n";
             default -> throw new IllegalArgumentException(op);
         };
     }
@@ -136,7 +149,8 @@ class BackwardOpsGpuTest {
     void matchesTheFloat64Reference(String op, DType dtype, int rows, int cols, long seed) {
         Gpu.device();
         String t = dtype.name().toLowerCase(Locale.ROOT);
-        Graph g = IrParser.parse("graph @case {\n" + body(op, t, rows, cols) + "  return %y\n}\n");
+        boolean both = op.startsWith("norm_backward");
+        Graph g = IrParser.parse("graph @case {\n" + body(op, t, rows, cols) + (both ? "  return %y, %dw\n}\n" : "  return %y\n}\n"));
         SplittableRandom r = new SplittableRandom(seed);
         Map<String, Tensor> in = new HashMap<>();
         Map<String, Tensor> params = new HashMap<>();
@@ -159,17 +173,21 @@ class BackwardOpsGpuTest {
         }
         Map<String, Tensor> all = new HashMap<>(params);
         all.putAll(in);
-        double[] ref = ReferenceInterpreter.run(g, all).get("y").data();
+        var refs = ReferenceInterpreter.run(g, all);
         double tol = dtype == DType.F32 ? 2e-5 : 1e-2;
         String what = op + " " + dtype + " " + rows + "x" + cols + " (seed " + seed + ")";
         for (boolean strict : new boolean[] {false, true}) {
             Program p = Lantern.compile(g, CompileOptions.defaults().withTarget("cuda").withDeterministic(strict));
             try (Session s = p.load(Device.cuda(0), Weights.of(params), RunMode.COMPILED)) {
-                double[] first = s.run(in).get("y").toDoubles();
-                double e = Accuracy.relErr(first, ref);
-                assertTrue(e <= tol, what + (strict ? " strict" : "") + ": rel err " + e + " > " + tol);
-                if (strict) {
-                    assertArrayEquals(first, s.run(in).get("y").toDoubles(), what + ": strict mode, two runs differ");
+                var firstRun = s.run(in);
+                var second = strict ? s.run(in) : null;
+                for (String out : both ? List.of("y", "dw") : List.of("y")) {
+                    double[] first = firstRun.get(out).toDoubles();
+                    double e = Accuracy.relErr(first, refs.get(out).data());
+                    assertTrue(e <= tol, what + " " + out + (strict ? " strict" : "") + ": rel err " + e + " > " + tol);
+                    if (strict) {
+                        assertArrayEquals(first, second.get(out).toDoubles(), what + " " + out + ": strict mode, two runs differ");
+                    }
                 }
             }
         }

@@ -10,6 +10,7 @@ import dev.lantern.cuda.codegen.AttentionSpec;
 import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.CrossEntropySpec;
 import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.NormBackwardSpec;
 import dev.lantern.cuda.codegen.NormWeightGradSpec;
 import dev.lantern.cuda.codegen.ReduceSpec;
 import dev.lantern.cuda.codegen.RopeSpec;
@@ -141,10 +142,26 @@ class BackwardLoweringTest {
                 List<Step> steps = CudaLowering.lower(m, CudaTarget.H200).steps();
                 long partials = steps.stream().filter(s -> s instanceof Step.Launch l && l.spec() instanceof NormWeightGradSpec w
                         && w.stage() == NormWeightGradSpec.Stage.PARTIAL).count();
+                long finishes = steps.stream().filter(s -> s instanceof Step.Launch l && l.spec() instanceof NormWeightGradSpec w
+                        && w.stage() == NormWeightGradSpec.Stage.FINISH).count();
+                // each norm's dx kernel sums its weight gradient's partials from the same read of x and dy
+                List<Step.Launch> fused = steps.stream().filter(s -> s instanceof Step.Launch l && l.spec() instanceof NormBackwardSpec)
+                        .map(s -> (Step.Launch) s).toList();
+                long rowGrads = steps.stream().filter(s -> s instanceof Step.Launch l && l.spec() instanceof RowGradSpec).count();
+                assertEquals(fuse ? 3 : 0, fused.size(), amp + " fuse=" + fuse + ": one kernel a norm for dx and dw's partials");
+                assertEquals(fuse ? 3 : 0, finishes, amp + " fuse=" + fuse);
+                assertEquals(fuse ? 0 : 3, rowGrads, amp + " fuse=" + fuse + ": the unfused step's dx kernels");
+                for (Step.Launch l : fused) {
+                    // FINISH comes right after, reading the partials the fused kernel wrote
+                    Step next = steps.get(steps.indexOf(l) + 1);
+                    assertTrue(next instanceof Step.Launch f && f.spec() instanceof NormWeightGradSpec w
+                            && w.stage() == NormWeightGradSpec.Stage.FINISH && f.args().getFirst().equals(l.args().get(l.args().size() - 2)),
+                            next.toString());
+                }
                 // x̂ = norm(x, ones): a norm kernel whose weight is a constant (it fed a mul, then a reduce_sum)
                 long xhats = m.kernels().stream().filter(k -> k.node().op() == Op.RMS_NORM || k.node().op() == Op.FUSED_NORM)
                         .filter(k -> m.graph().node(k.node().input(k.node().inputs().size() - 1)).op() == Op.CONSTANT).count();
-                assertEquals(fuse ? 3 : 0, partials, amp + " fuse=" + fuse + ": the attention, MLP and final norms' dw");
+                assertEquals(0, partials, amp + " fuse=" + fuse + ": the attention, MLP and final norms' dw, all fused");
                 assertEquals(fuse ? 0 : 3, xhats, amp + " fuse=" + fuse);
             }
         }
@@ -193,18 +210,19 @@ class BackwardLoweringTest {
                 var g = m.graph();
                 List<Step.Launch> launches = CudaLowering.lower(m, CudaTarget.H200).steps().stream()
                         .filter(s -> s instanceof Step.Launch).map(s -> (Step.Launch) s).toList();
-                long residual = launches.stream().filter(s -> s.spec() instanceof RowGradSpec r && r.residual()).count();
+                // fused, each norm's dx kernel is the one that also sums its weight gradient (NormBackwardSpec)
+                long residual = launches.stream().filter(s -> s.spec() instanceof NormBackwardSpec r && r.residual()).count();
                 long plain = launches.stream().filter(s -> s.spec() instanceof RowGradSpec r && r.kind() == RowGradSpec.Kind.RMS_NORM
-                        && !r.residual()).count();
+                        && !r.residual() || s.spec() instanceof NormBackwardSpec b && !b.residual()).count();
                 // the block's two norms take the residual gradient; the final norm's dx has nothing to add
                 assertEquals(fuse ? 2 : 0, residual, amp + " " + fuse);
                 assertEquals(fuse ? 1 : 3, plain, amp + " " + fuse);
                 long readByAnAdd = g.nodes().stream().filter(n -> (n.op() == Op.ADD || n.op() == Op.ELEMENTWISE_FUSED)
                         && n.inputs().stream().map(g::node).anyMatch(p -> p != null && p.op() == Op.RMS_NORM_GRAD)).count();
                 assertEquals(fuse ? 0 : 2, readByAnAdd, amp + " " + fuse + ": adds reading a norm's dx");
-                launches.stream().filter(s -> s.spec() instanceof RowGradSpec r && r.residual()).forEach(s -> {
-                    assertTrue(s.source().source().contains("lt_f32(res[base + c])"), s.source().source());
-                    assertEquals(6, s.args().size(), "x, w, dy, res, out, rows");
+                launches.stream().filter(s -> s.spec() instanceof NormBackwardSpec r && r.residual()).forEach(s -> {
+                    assertTrue(s.source().source().contains("lt_f32(res[base + c0 + k * THREADS])"), s.source().source());
+                    assertEquals(7, s.args().size(), "x, w, dy, res, out, ws, rows");
                 });
             }
         }

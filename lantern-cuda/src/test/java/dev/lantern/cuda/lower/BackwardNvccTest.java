@@ -1,11 +1,14 @@
 package dev.lantern.cuda.lower;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.lantern.cuda.codegen.CudaKernelSource;
 import dev.lantern.cuda.codegen.CudaTarget;
+import dev.lantern.cuda.codegen.NormBackwardSpec;
 import dev.lantern.cuda.codegen.NormWeightGradSpec;
+import dev.lantern.cuda.codegen.CodegenException;
 import dev.lantern.cuda.codegen.NvccOnPath;
 import dev.lantern.engine.CompileOptions;
 import dev.lantern.ir.DType;
@@ -80,6 +83,41 @@ class BackwardNvccTest {
             }
         }
         assertEquals("", failures.toString());
+    }
+
+    /**
+     * A norm's dx and dw partials in one kernel: both kinds, with and without the residual, at the
+     * 16x1024x4096 step's width (16 columns a thread) and odd ones, mixed dtypes; no spills (the
+     * launch bounds ask for 2 CTAs of 256 an SM), no atomics.
+     */
+    @Test
+    void fusedNormBackwardKernelsCompileForSm90WithoutSpills() throws Exception {
+        Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
+        StringBuilder failures = new StringBuilder();
+        DType[][] types = {{DType.F32, DType.F32, DType.F32, DType.F32}, {DType.BF16, DType.BF16, DType.F32, DType.BF16},
+            {DType.F16, DType.F16, DType.F16, DType.F16}};
+        int n = 0;
+        for (NormWeightGradSpec.Kind kind : NormWeightGradSpec.Kind.values()) {
+            for (boolean residual : new boolean[] {false, true}) {
+                for (long[] shape : new long[][] {{16384, 4096}, {7, 3001}, {5, 1}}) {
+                    DType[] t = types[(int) (shape[1] % 3)];
+                    CudaKernelSource src = KernelNames.render(new NormBackwardSpec("lt_norm_bwd", kind, shape[0], shape[1], 1e-5,
+                            t[0], t[1], t[2], t[3], residual), CudaTarget.H200);
+                    StrictKernels.check(src);
+                    NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, tmp, 120);
+                    if (!px.failure().isEmpty()) {
+                        failures.append(px.failure());
+                    } else if (px.spillStores() != 0) {
+                        failures.append(kind).append(residual ? " residual " : " ").append(shape[1]).append(" spills:\n").append(px.log());
+                    }
+                    n++;
+                }
+            }
+        }
+        assertEquals("", failures.toString());
+        assertThrows(CodegenException.class, () -> new NormBackwardSpec("lt_norm_bwd", NormWeightGradSpec.Kind.RMS, 3, 4097, 1e-6,
+                DType.F32, DType.F32, DType.F32, DType.F32, false), "a row past 4096 does not fit the registers");
+        System.out.println("[nvcc] " + n + " fused norm backward kernels compile for sm_90 without spills");
     }
 
     @Test
