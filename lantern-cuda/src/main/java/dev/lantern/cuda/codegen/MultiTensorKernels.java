@@ -92,25 +92,33 @@ public final class MultiTensorKernels {
             });
             e.line(";");
             vectorLoop(e, List.of("g"), List.of(), "el(G.x); el(G.y); el(G.z); el(G.w);", "el(g[i]);");
-            e.line("__shared__ double sh[" + THREADS + "];");
-            e.line("__shared__ int sb[" + THREADS + "];");
-            e.line("sh[threadIdx.x] = s;");
-            e.line("sb[threadIdx.x] = b;");
-            e.line("__syncthreads();");
-            // a fixed tree: the same additions in the same order on every run
-            e.block("for (int k = blockDim.x / 2; k > 0; k >>= 1)", () -> {
-                e.block("if (threadIdx.x < k)", () -> {
-                    e.line("sh[threadIdx.x] += sh[threadIdx.x + k];");
-                    e.line("sb[threadIdx.x] |= sb[threadIdx.x + k];");
-                });
-                e.line("__syncthreads();");
-            });
+            treeReduce(e);
             e.block("if (threadIdx.x == 0)", () -> {
                 e.line("partial[c] = sh[0];");
                 e.line("bad[c] = sb[0];");
             });
         });
         return source(name, e, params);
+    }
+
+    /**
+     * Each thread's sum {@code s} and flag {@code b} into {@code sh[0]} and {@code sb[0]} by a fixed
+     * tree over the CTA's {@link #THREADS} threads ({@code sh[i] += sh[i + k]} for {@code k = THREADS/2
+     * .. 1}): the same additions in the same order on every run, as {@link #lanes} mirrors them.
+     */
+    private static void treeReduce(CudaEmitter e) {
+        e.line("__shared__ double sh[" + THREADS + "];");
+        e.line("__shared__ int sb[" + THREADS + "];");
+        e.line("sh[threadIdx.x] = s;");
+        e.line("sb[threadIdx.x] = b;");
+        e.line("__syncthreads();");
+        e.block("for (int k = " + THREADS + " / 2; k > 0; k >>= 1)", () -> {
+            e.block("if (threadIdx.x < k)", () -> {
+                e.line("sh[threadIdx.x] += sh[threadIdx.x + k];");
+                e.line("sb[threadIdx.x] |= sb[threadIdx.x + k];");
+            });
+            e.line("__syncthreads();");
+        });
     }
 
     /**
@@ -151,18 +159,7 @@ public final class MultiTensorKernels {
                 e.line("s += partial[c];");
                 e.line("b |= bad[c];");
             });
-            e.line("__shared__ double sh[" + THREADS + "];");
-            e.line("__shared__ int sb[" + THREADS + "];");
-            e.line("sh[threadIdx.x] = s;");
-            e.line("sb[threadIdx.x] = b;");
-            e.line("__syncthreads();");
-            e.block("for (int k = " + THREADS + " / 2; k > 0; k >>= 1)", () -> {
-                e.block("if (threadIdx.x < k)", () -> {
-                    e.line("sh[threadIdx.x] += sh[threadIdx.x + k];");
-                    e.line("sb[threadIdx.x] |= sb[threadIdx.x + k];");
-                });
-                e.line("__syncthreads();");
-            });
+            treeReduce(e);
             e.block("if (threadIdx.x == 0)", () -> {
                 e.line("const float norm = sb[0] ? __int_as_float(0x7fc00000) : __double2float_rn(__dsqrt_rn(sh[0]));");
                 e.line("const float coef = maxNorm > 0.0f ? __fdiv_rn(maxNorm, __fadd_rn(norm, 1e-6f)) : 1.0f;");

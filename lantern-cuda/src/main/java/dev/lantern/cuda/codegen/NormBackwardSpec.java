@@ -117,6 +117,11 @@ public record NormBackwardSpec(String name, NormWeightGradSpec.Kind kind, long r
                 e.line("hn[k] = more && c0 + k * THREADS < D ? lt_f32(x[base + D + c0 + k * THREADS]) : 0.f;");
                 e.line("gn[k] = more && c0 + k * THREADS < D ? lt_f32(dy[base + D + c0 + k * THREADS]) : 0.f;");
             });
+            if (residual) {
+                e.comment("this row's residual requested before the row's sums, so its latency hides behind them");
+                e.line("float rv[K];");
+                e.unrolled("k", "K", () -> e.line("rv[k] = c0 + k * THREADS < D ? lt_f32(res[base + c0 + k * THREADS]) : 0.f;"));
+            }
             if (layer) {
                 e.line("float s = 0.f;");
                 e.unrolled("k", "K", () -> e.line("s += h[k];"));
@@ -151,7 +156,7 @@ public record NormBackwardSpec(String name, NormWeightGradSpec.Kind kind, long r
                 if (residual) {
                     e.comment("the residual stream's gradient, added in f32 and rounded once (never contracted into an FMA)");
                     e.line("const float dx = rs * (g - gmean - xh * gxm);");
-                    e.line("out[base + c0 + k * THREADS] = lt_from<" + to + ">(__fadd_rn(dx, lt_f32(res[base + c0 + k * THREADS])));");
+                    e.line("out[base + c0 + k * THREADS] = lt_from<" + to + ">(__fadd_rn(dx, rv[k]));");
                 } else {
                     e.line("out[base + c0 + k * THREADS] = lt_from<" + to + ">(rs * (g - gmean - xh * gxm));");
                 }

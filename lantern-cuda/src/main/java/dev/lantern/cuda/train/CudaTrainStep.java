@@ -103,6 +103,10 @@ public final class CudaTrainStep implements DeviceStep {
         inputs.forEach((name, n) -> inputTypes.put(name, model.graph().type(n.name())));
         this.gpu = CudaDevice.open(device.index());
         CudaSession s = null;
+        MultiTensorOptimizer opt = null;
+        BatchUploader up = null;
+        CudaStorage host = null;
+        CudaEvent event = null;
         try {
             CudaSession.Options o = switch (mode) {
                 case EAGER -> CudaSession.Options.eager();
@@ -117,17 +121,34 @@ public final class CudaTrainStep implements DeviceStep {
             this.session = s;
             this.stream = s.stream();
             session.setSomeInputs(spec.initial());
-            this.optimizer = new MultiTensorOptimizer(gpu, stream, sizes, spec.slots());
-            this.uploader = new BatchUploader(gpu, stream, inputTypes, name -> session.addressOf(inputs.get(name).name()));
-            this.lossHost = gpu.allocatePinned(64);
-            this.measured = gpu.newEvent(false);
+            opt = new MultiTensorOptimizer(gpu, stream, sizes, spec.slots());
+            CudaSession opened = s;
+            up = new BatchUploader(gpu, stream, inputTypes, name -> opened.addressOf(inputs.get(name).name()));
+            host = gpu.allocatePinned(64);
+            event = gpu.newEvent(false);
             stream.synchronize();
         } catch (RuntimeException e) {
-            if (s != null) {
-                s.close();
+            // whatever was made before the failure, in reverse order, then the device
+            for (AutoCloseable c : new AutoCloseable[] {event, host, up, opt, s}) {
+                closeQuietly(c, e);
             }
             gpu.close();
             throw e;
+        }
+        this.optimizer = opt;
+        this.uploader = up;
+        this.lossHost = host;
+        this.measured = event;
+    }
+
+    private static void closeQuietly(AutoCloseable c, RuntimeException failure) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception suppressed) {
+            failure.addSuppressed(suppressed);
         }
     }
 
@@ -144,16 +165,7 @@ public final class CudaTrainStep implements DeviceStep {
     @Override
     public Measured run(Map<String, Tensor> inputs, float invScale) {
         session.setSomeInputs(inputs);
-        if (tunePending) {
-            tunePending = false;
-            session.autotune(); // on this batch: the gathers read real ids
-        }
-        if (mode == RunMode.GRAPH) {
-            session.forwardGraph();
-        } else {
-            session.forward();
-        }
-        refreshTable();
+        forwardBackward();
         optimizer.measure(invScale);
         Tensor loss = session.output(lossValue); // synchronises the stream: the measure's copies are done
         MultiTensorOptimizer.Measure r = optimizer.finish();
@@ -163,16 +175,7 @@ public final class CudaTrainStep implements DeviceStep {
     @Override
     public Measured step(Map<String, Tensor> inputs, float invScale, StepUpdate update) {
         uploader.upload(inputs);
-        if (tunePending) {
-            tunePending = false;
-            session.autotune(); // on this batch: the gathers read real ids
-        }
-        if (mode == RunMode.GRAPH) {
-            session.forwardGraph();
-        } else {
-            session.forward();
-        }
-        refreshTable();
+        forwardBackward();
         optimizer.measure(invScale);
         optimizer.decide(update.maxNorm(), update.skipNonFinite());
         stream.copy(CudaStorage.view(gpu, session.addressOf(lossValue), 4, () -> { }), 0, lossHost, 0, 4);
@@ -190,6 +193,23 @@ public final class CudaTrainStep implements DeviceStep {
             throw new IllegalStateException("the device decided the step as " + got + ", the host as " + want + " from the same sums");
         }
         return m;
+    }
+
+    /**
+     * The step's graph (forward, loss and backward) on this batch: tuned once, on the first batch (so
+     * that the gathers read real ids), then run or replayed; the optimizer's tensor table follows.
+     */
+    private void forwardBackward() {
+        if (tunePending) {
+            tunePending = false;
+            session.autotune();
+        }
+        if (mode == RunMode.GRAPH) {
+            session.forwardGraph();
+        } else {
+            session.forward();
+        }
+        refreshTable();
     }
 
     /** The tensor table for where the masters and this step's gradients are now (uploaded when it moved). */

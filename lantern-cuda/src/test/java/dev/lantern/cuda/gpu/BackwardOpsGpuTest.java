@@ -63,6 +63,11 @@ class BackwardOpsGpuTest {
                     int rows = odd(r, 300);
                     // an odd width up to 1499, a prime, a tiny one (1 to 5: under a warp)
                     int cols = i == 0 ? 1 + 2 * r.nextInt(750) : i == 1 ? new int[] {13, 97, 1009}[r.nextInt(3)] : 1 + r.nextInt(5);
+                    if (op.contains("layer") && cols < 3) {
+                        // a layer norm of 1 or 2 columns is constant (0, or ±1 times w): its dx is 0 mathematically and a
+                        // relative error against it measures only rounding; 3 columns is the narrowest meaningful row
+                        cols = 3;
+                    }
                     all.add(Arguments.of(op, t, rows, cols, r.nextLong()));
                 }
             }
