@@ -131,7 +131,7 @@ __device__ __forceinline__ unsigned lt_pack(float lo, float hi) {
   __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<unsigned*>(&h);
 }
-// ROWS x D tile of rows row0.. of g (row stride in elements) into swizzled smem at sbase
+// ROWS x D tile of rows row0.. of g (row stride in elements) into swizzled smem at sbase; rows past nrows read as 0
 template <int ROWS>
 __device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, int row0, int nrows, int tid) {
   #pragma unroll

@@ -13,7 +13,6 @@ import java.util.List;
  */
 final class AttentionBackwardGeneralRenderer {
     static final int WARPS = 4;
-    private static final double LOG2E = 1.4426950408889634;
 
     private final AttentionBackwardSpec spec;
     private final String t;
@@ -72,8 +71,7 @@ final class AttentionBackwardGeneralRenderer {
         int d = spec.headDim();
         e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(" + WARPS * 32 + ")"), () -> {
             e.linef("constexpr int D = %d, DL = %d, WARPS = %d, GROUP = %d;", d, (d + 31) / 32, WARPS, spec.group());
-            e.linef("constexpr float SCALE = %s, SCALE_LOG2 = %s, LOG2E = %s;", ElementwiseRenderer.floatLiteral(spec.scale()),
-                    ElementwiseRenderer.floatLiteral(spec.scale() * LOG2E), ElementwiseRenderer.floatLiteral(LOG2E));
+            AttentionBackwardRows.scaleConstants(e, spec);
             e.line("(void) SCALE; (void) SCALE_LOG2; (void) LOG2E; (void) GROUP;");
             e.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
             e.line("const int rows = " + (spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV ? "seq_k" : "seq_q") + ";");

@@ -35,7 +35,6 @@ final class AttentionBackwardMmaRenderer {
     static final int WARPS = 4;
     /** Buffers of the streamed tiles (GRAD_Q's K and V, GRAD_KV's Q and dO): the next tile lands while this one is used. */
     static final int STAGES = 2;
-    private static final double LOG2E = 1.4426950408889634;
 
     private final AttentionBackwardSpec spec;
     private final String t;
@@ -91,8 +90,7 @@ final class AttentionBackwardMmaRenderer {
         e.linef("constexpr int D = %d, NW = %d, THREADS = NW * 32, CH = D / 8, BQ = %d, BK = %d, GROUP = %d;",
                 d, WARPS, queryTile, keyTile, spec.group());
         e.linef("constexpr bool CAUSAL = %s;", spec.causal());
-        e.linef("constexpr float SCALE = %s, SCALE_LOG2 = %s, LOG2E = %s;", ElementwiseRenderer.floatLiteral(spec.scale()),
-                ElementwiseRenderer.floatLiteral(spec.scale() * LOG2E), ElementwiseRenderer.floatLiteral(LOG2E));
+        AttentionBackwardRows.scaleConstants(e, spec);
         e.line("typedef " + t + " T;");
         e.blank();
         AttentionBackwardMmaHelpers.emit(e, mmaType, pack2, vec2);
@@ -213,13 +211,7 @@ final class AttentionBackwardMmaRenderer {
         e.line("lt_load_tile<64>(sQ, qb, q_ss, q0, seq_q, tid);");
         e.line("lt_load_tile<64>(sG, dyb, dy_ss, q0, seq_q, tid);");
         e.line("lt_cp_commit();");
-        e.line("float l2[2], dl[2];  // this thread's rows: lse·log2e (+inf: sees no key, P = 0) and delta");
-        e.unrolled("h", "2", () -> {
-            e.line("const int row = q0 + warp * 16 + g + 8 * h;");
-            e.line("const float L = row < seq_q ? lse[bh * seq_q + row] : -LT_INF;");
-            e.line("l2[h] = L == -LT_INF ? LT_INF : L * LOG2E;");
-            e.line("dl[h] = row < seq_q ? delta[bh * seq_q + row] : 0.f;");
-        });
+        AttentionBackwardRows.rowLseDelta(e, "q0 + warp * 16 + g");
         e.line("float dq[D / 8][4];");
         e.unrolled("n", "D / 8", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
         e.comment("K and V tiles stream through two buffers: tile kt + 1 lands while tile kt is used");
@@ -270,13 +262,7 @@ final class AttentionBackwardMmaRenderer {
             });
         });
         e.line("lt_cp_wait_all();");
-        e.unrolled("h", "2", () -> {
-            e.line("const int row = q0 + warp * 16 + g + 8 * h;");
-            e.line("T* __restrict__ ob = out + (bh * seq_q + row) * (long long) D;");
-            e.block("if (row < seq_q)", () -> e.unrolled("n", "D / 8", () ->
-                    e.line("*reinterpret_cast<" + vec2 + "*>(ob + n * 8 + 2 * t4) = " + pack2
-                            + "(dq[n][2 * h] * SCALE, dq[n][2 * h + 1] * SCALE);")));
-        });
+        AttentionBackwardRows.storeDq(e, "q0 + warp * 16 + g", pack2, vec2);
     }
 
     private void gradKv(CudaEmitter e, String pack2, String vec2) {
@@ -296,27 +282,7 @@ final class AttentionBackwardMmaRenderer {
         e.line("float dk[D / 8][4], dv[D / 8][4];");
         e.unrolled("n", "D / 8", () -> e.line("dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;"));
         e.line("const int krow = k0 + warp * 16 + g;  // this thread's keys: krow and krow + 8");
-        e.line("const int nq = (seq_q + BQ - 1) / BQ;");
-        e.line("const int qs = CAUSAL ? k0 / BQ : 0;                // causal: the first tile that sees the block's first key");
-        e.line("const int per = nq > qs ? nq - qs : 0, total = GROUP * per;");
-        e.comment("the group's query heads in order, each head's query tiles in order (tile it: head it / per): one fixed summation order;");
-        e.comment("Q, dO, lse and delta of tile it + 1 land in the other buffer while tile it is used");
-        e.block("auto issue = [&](int it, int buf)", () -> {
-            e.line("const long long hi = hk * GROUP + it / per;");
-            e.line("const int i0 = (qs + it % per) * BQ;");
-            e.line("const long long rb = (bi * heads + hi) * seq_q;");
-            e.line("lt_load_tile<BQ>(sQ + buf * (BQ * D * 2), q + bi * q_sb + hi * q_sh, q_ss, i0, seq_q, tid);");
-            e.line("lt_load_tile<BQ>(sG + buf * (BQ * D * 2), dy + bi * dy_sb + hi * dy_sh, dy_ss, i0, seq_q, tid);");
-            e.block("if (tid < BQ)", () -> {
-                e.line("const int row = i0 + tid;");
-                e.line("const float L = row < seq_q ? lse[rb + row] : -LT_INF;");
-                e.line("fL[buf * BQ + tid] = L == -LT_INF ? LT_INF : L * LOG2E;");
-                e.line("fD[buf * BQ + tid] = row < seq_q ? delta[rb + row] : 0.f;");
-            });
-        });
-        e.line(";");
-        e.line("if (total > 0) issue(0, 0);");
-        e.line("lt_cp_commit();");
+        AttentionBackwardRows.kvTileWalk(e, "BQ", "(BQ * D * 2)");
         e.block("for (int it = 0; it < total; ++it)", () -> {
             e.line("const int buf = it & 1;");
             e.line("__syncthreads();  // every warp is done with tile it - 1, whose buffers tile it + 1 fills");
@@ -375,16 +341,6 @@ final class AttentionBackwardMmaRenderer {
                 });
             }
         });
-        e.line("lt_cp_wait_all();  // causal keys past every query ran no tile: their K/V copies still land before exit");
-        e.comment("out [2, b, hk, t, D]: dk at [0], dv one plane after");
-        e.line("const long long plane = (long long) (gridDim.x / kblocks) * seq_k * D;");
-        e.unrolled("h", "2", () -> {
-            e.line("const int key = krow + 8 * h;");
-            e.line("T* __restrict__ ob = out + (bh * seq_k + key) * (long long) D;");
-            e.block("if (key < seq_k)", () -> e.unrolled("n", "D / 8", () -> {
-                e.line("*reinterpret_cast<" + vec2 + "*>(ob + n * 8 + 2 * t4) = " + pack2 + "(dk[n][2 * h] * SCALE, dk[n][2 * h + 1] * SCALE);");
-                e.line("*reinterpret_cast<" + vec2 + "*>(ob + plane + n * 8 + 2 * t4) = " + pack2 + "(dv[n][2 * h], dv[n][2 * h + 1]);");
-            }));
-        });
+        AttentionBackwardRows.storeDkDv(e, pack2, vec2);
     }
 }

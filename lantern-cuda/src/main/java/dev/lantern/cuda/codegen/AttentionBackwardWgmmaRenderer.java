@@ -36,7 +36,6 @@ final class AttentionBackwardWgmmaRenderer {
     static final int BM = 64;
     /** The streamed tile: keys (GRAD_Q) or query rows (GRAD_KV) per step, the N of the score products. */
     static final int TILE = 64;
-    private static final double LOG2E = 1.4426950408889634;
 
     private final AttentionBackwardSpec spec;
     private final String t;
@@ -88,8 +87,7 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("constexpr int HALF = BC * 128;                // bytes of one 64-column half of a streamed tile");
         e.line("constexpr int RBYTES = BM * 256, TBYTES = BC * 256;  // a CTA tile, a streamed tile");
         e.linef("constexpr bool CAUSAL = %s;", spec.causal());
-        e.linef("constexpr float SCALE = %s, SCALE_LOG2 = %s, LOG2E = %s;", ElementwiseRenderer.floatLiteral(spec.scale()),
-                ElementwiseRenderer.floatLiteral(spec.scale() * LOG2E), ElementwiseRenderer.floatLiteral(LOG2E));
+        AttentionBackwardRows.scaleConstants(e, spec);
         e.line("typedef " + t + " T;");
         e.blank();
         WgmmaHelpers.emitKernelHelpers(e, TILE, false, mmaType, pack2, vec2);
@@ -171,26 +169,7 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("float dk[16][4], dv[16][4];");
         e.unrolled("n", "16", () -> e.line("dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;"));
         e.line("const int krow = k0 + wi * 16 + g;  // this thread's keys: krow and krow + 8");
-        e.line("const int nq = (seq_q + BC - 1) / BC;");
-        e.line("const int qs = CAUSAL ? k0 / BC : 0;  // causal: the first tile that sees the block's first key");
-        e.line("const int per = nq > qs ? nq - qs : 0, total = GROUP * per;");
-        e.comment("the group's query heads in order, each head's query tiles in order (tile it: head it / per): one fixed summation order");
-        e.block("auto issue = [&](int it, int buf)", () -> {
-            e.line("const long long hi = hk * GROUP + it / per;");
-            e.line("const int i0 = (qs + it % per) * BC;");
-            e.line("const long long rb = (bi * heads + hi) * seq_q;");
-            e.line("lt_load_tile<BC>(sQ + buf * TBYTES, q + bi * q_sb + hi * q_sh, q_ss, i0, seq_q, tid);");
-            e.line("lt_load_tile<BC>(sG + buf * TBYTES, dy + bi * dy_sb + hi * dy_sh, dy_ss, i0, seq_q, tid);");
-            e.block("if (tid < BC)", () -> {
-                e.line("const int row = i0 + tid;");
-                e.line("const float L = row < seq_q ? lse[rb + row] : -LT_INF;");
-                e.line("fL[buf * BC + tid] = L == -LT_INF ? LT_INF : L * LOG2E;");
-                e.line("fD[buf * BC + tid] = row < seq_q ? delta[rb + row] : 0.f;");
-            });
-        });
-        e.line(";");
-        e.line("if (total > 0) issue(0, 0);");
-        e.line("lt_cp_commit();");
+        AttentionBackwardRows.kvTileWalk(e, "BC", "TBYTES");
         e.block("for (int it = 0; it < total; ++it)", () -> {
             e.line("const int buf = it & 1;");
             e.line("__syncthreads();  // every warp is done with tile it - 1 (its products were waited for), whose buffers tile it + 1 fills");
@@ -218,17 +197,7 @@ final class AttentionBackwardWgmmaRenderer {
             pack(e, "dpt", "sa");
             gradients(e, new String[][] {{"dv", "pa", "cG"}, {"dk", "sa", "cQ"}});
         });
-        e.line("lt_cp_wait_all();  // causal keys past every query ran no tile: their K/V copies still land before exit");
-        e.comment("out [2, b, hk, t, D]: dk at [0], dv one plane after");
-        e.line("const long long plane = (long long) (gridDim.x / kblocks) * seq_k * D;");
-        e.unrolled("h", "2", () -> {
-            e.line("const int key = krow + 8 * h;");
-            e.line("T* __restrict__ ob = out + (bh * seq_k + key) * (long long) D;");
-            e.block("if (key < seq_k)", () -> e.unrolled("n", "16", () -> {
-                e.line("*reinterpret_cast<" + vec2 + "*>(ob + n * 8 + 2 * t4) = " + pack2 + "(dk[n][2 * h] * SCALE, dk[n][2 * h + 1] * SCALE);");
-                e.line("*reinterpret_cast<" + vec2 + "*>(ob + plane + n * 8 + 2 * t4) = " + pack2 + "(dv[n][2 * h], dv[n][2 * h + 1]);");
-            }));
-        });
+        AttentionBackwardRows.storeDkDv(e, pack2, vec2);
     }
 
     private void gradQ(CudaEmitter e) {
@@ -247,13 +216,7 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("lt_load_tile<BM>(sG, dyb, dy_ss, q0, seq_q, tid);");
         e.line("lt_cp_commit();");
         e.line("const int qrow = q0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
-        e.line("float l2[2], dl[2];  // lse·log2e (+inf: the row sees no key, P = 0) and delta");
-        e.unrolled("h", "2", () -> {
-            e.line("const int row = qrow + 8 * h;");
-            e.line("const float L = row < seq_q ? lse[bh * seq_q + row] : -LT_INF;");
-            e.line("l2[h] = L == -LT_INF ? LT_INF : L * LOG2E;");
-            e.line("dl[h] = row < seq_q ? delta[bh * seq_q + row] : 0.f;");
-        });
+        AttentionBackwardRows.rowLseDelta(e, "qrow");
         e.line("float dq[16][4];");
         e.unrolled("n", "16", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
         e.block("auto issue = [&](int kt, int buf)", () -> {
@@ -288,12 +251,6 @@ final class AttentionBackwardWgmmaRenderer {
             gradients(e, new String[][] {{"dq", "sa", "cK"}});
         });
         e.line("lt_cp_wait_all();");
-        e.unrolled("h", "2", () -> {
-            e.line("const int row = qrow + 8 * h;");
-            e.line("T* __restrict__ ob = out + (bh * seq_q + row) * (long long) D;");
-            e.block("if (row < seq_q)", () -> e.unrolled("n", "16", () ->
-                    e.line("*reinterpret_cast<" + vec2 + "*>(ob + n * 8 + 2 * t4) = " + pack2
-                            + "(dq[n][2 * h] * SCALE, dq[n][2 * h + 1] * SCALE);")));
-        });
+        AttentionBackwardRows.storeDq(e, "qrow", pack2, vec2);
     }
 }

@@ -192,4 +192,39 @@ final class AttentionParams {
                 e.line("*reinterpret_cast<" + vec2 + "*>(ob + row * o_ss + n * 8 + 2 * t4) = "
                         + pack2 + "(oacc" + sel + "[n][2 * h] * inv, oacc" + sel + "[n][2 * h + 1] * inv);")));
     }
+
+    /**
+     * The device helpers of the mma.sync attention kernels, forward and backward: cp.async copies
+     * ({@code waitOne}: with the wait for all but the newest group), {@code ldmatrix} x4 plain and
+     * transposed, the {@code mma.sync.m16n8k16} f32-accumulating product for {@code mmaType}, the
+     * pack of two f32 into one 16-bit pair, and the swizzled ROWS x D tile load (rows past nrows read
+     * as 0). The kernel's constants (D, THREADS, CH) and element type T are declared before them.
+     */
+    static void emitMmaHelpers(CudaEmitter e, boolean waitOne, String mmaType, String pack2, String vec2) {
+        emitCpAsync(e, waitOne);
+        e.block("__device__ __forceinline__ void lt_ldsm_x4(unsigned addr, unsigned (&r)[4])", () ->
+                e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
+                        + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
+        e.block("__device__ __forceinline__ void lt_ldsm_x4_t(unsigned addr, unsigned (&r)[4])", () ->
+                e.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\\n\" "
+                        + ": \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr));"));
+        e.comment("c += a * b: m16n8k16, A row-major 16x16, B column-major 16x8, f32 accumulators");
+        e.block("__device__ __forceinline__ void lt_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)", () ->
+                e.line("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + mmaType + "." + mmaType
+                        + ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\" "
+                        + ": \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3]) "
+                        + ": \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1));"));
+        emitPack(e, pack2, vec2);
+        e.comment("ROWS x D tile of rows row0.. of g (row stride in elements) into swizzled smem at sbase; rows past nrows read as 0");
+        e.line("template <int ROWS>");
+        e.block("__device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, "
+                + "int row0, int nrows, int tid)", () -> {
+            e.unrolled("it", "ROWS * CH / THREADS", () -> {
+                e.line("const int i = tid + it * THREADS, r = i / CH, c = i % CH;");
+                e.line("const bool ok = row0 + r < nrows;");
+                e.line("const T* src = g + (ok ? (long long) (row0 + r) * stride : 0LL) + c * 8;");
+                e.line("lt_cp_async16(sbase + (r * D + ((c ^ (r & 7)) << 3)) * 2, src, ok);");
+            });
+        });
+    }
 }

@@ -156,7 +156,8 @@ class FlashAttentionBackwardGpuTest {
                 try (Session sess = p.load(Device.cuda(0), Weights.of(Map.of()), mode)) {
                     Map<String, Tensor> first = sess.run(in);
                     for (String out : g.outputs()) {
-                        double e = Accuracy.relErr(first.get(out).toDoubles(), ref.get(out).data());
+                        double e = oneKey(t, out) ? distance(first.get(out).toDoubles(), ref.get(out).data()) / norm(in.get("dy").toDoubles())
+                                : Accuracy.relErr(first.get(out).toDoubles(), ref.get(out).data());
                         assertTrue(e <= tol, what + (strict ? " strict" : "") + " " + mode + " %" + out + ": rel err " + e + " > " + tol);
                     }
                     if (strict) {
@@ -168,6 +169,28 @@ class FlashAttentionBackwardGpuTest {
                 }
             }
         }
+    }
+
+    /**
+     * With one key, every row's softmax is 1 and dS = P·(dP − delta) is 0: dq is zero in exact
+     * arithmetic, and what the GPU returns is rounding (P a rounding away from 1, dP and delta summed
+     * in different orders), so its error is measured against dy's norm, the scale a wrong dS would
+     * show at, not against dq's vanishing one.
+     */
+    private static boolean oneKey(int t, String out) {
+        return t == 1 && out.equals("dq");
+    }
+
+    private static double distance(double[] a, double[] b) {
+        double s = 0;
+        for (int i = 0; i < a.length; i++) {
+            s += (a[i] - b[i]) * (a[i] - b[i]);
+        }
+        return Math.sqrt(s);
+    }
+
+    private static double norm(double[] a) {
+        return distance(a, new double[a.length]);
     }
 
     /**
