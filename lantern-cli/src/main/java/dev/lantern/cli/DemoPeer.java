@@ -1,5 +1,6 @@
 package dev.lantern.cli;
 
+import dev.lantern.bench.cpu.CpuMachine;
 import dev.lantern.bench.cpu.OrtBeside;
 import dev.lantern.cpu.CpuConfig;
 import dev.lantern.engine.CompileOptions;
@@ -18,7 +19,8 @@ import java.util.Optional;
 /**
  * The CPU demo's line beside Lantern's time (issue 15): ONNX Runtime timed now on the block exported
  * to {@code --onnx FILE} (scripts/bench/export_block.py), else the newest ratio {@code lantern bench
- * cpu} stored for the config, else how to get one. Only an f32 run is compared: the peer runs f32.
+ * cpu} stored for the config (from a machine of this one's vector width first, and saying which), else
+ * how to get one. Only an f32 run is compared: the peer runs f32.
  */
 final class DemoPeer {
     private DemoPeer() {}
@@ -42,13 +44,18 @@ final class DemoPeer {
             return String.format(Locale.ROOT, "onnxruntime  %.3f ms median per forward (ONNX Runtime %s, %d threads, same input): Lantern at %.2fx ORT's speed",
                     o.ortMs(), o.version(), threads, o.ortMs() / lanternMs);
         }
-        Optional<OrtBeside.Stored> s = OrtBeside.stored(roots(), cfg.name(), threads);
+        int bits = CpuMachine.vectorBits();
+        Optional<OrtBeside.Stored> s = OrtBeside.stored(roots(), cfg.name(), threads, bits);
         if (s.isPresent()) {
             OrtBeside.Stored st = s.get();
+            // the stored run's machine, so that a figure from another kind of CPU is read as such
+            String machine = st.vectorBits() == 0 ? "a machine of unrecorded vector width"
+                    : (st.vectorBits() == bits ? "a machine with this one's " : "another machine, with ") + st.vectorBits() + "-bit vectors";
             r.put("lantern_speed_vs_ort", DemoCommand.round(st.ratio(), 3));
-            r.put("ort_source", "stored: " + st.file().getFileName() + ", " + st.threads() + " threads");
-            return String.format(Locale.ROOT, "onnxruntime  stored figure: Lantern at %.2fx ORT's speed on %s, %d threads (%.3f vs %.3f ms, %s); "
-                    + "--onnx FILE times it here", st.ratio(), cfg.name(), st.threads(), st.lanternMs(), st.ortMs(), st.file().getFileName());
+            r.put("ort_source", "stored: " + st.file().getFileName() + ", " + st.threads() + " threads, " + machine);
+            return String.format(Locale.ROOT, "onnxruntime  stored figure: Lantern at %.2fx ORT's speed on %s, %d threads, on %s (%.3f vs %.3f ms, %s); "
+                    + "--onnx FILE times it here", st.ratio(), cfg.name(), st.threads(), machine, st.lanternMs(), st.ortMs(),
+                    st.file().getFileName());
         }
         return "onnxruntime  no figure for " + cfg.name() + ": export it (scripts/bench/export_block.py " + cfg.name()
                 + " FILE) and pass --onnx FILE, or run lantern bench cpu --config " + cfg.name() + " --onnx FILE";

@@ -33,13 +33,37 @@ class DemoPeerTest {
         Files.writeString(older, String.join("\n", record("lantern", 2, 2.0), record("onnxruntime", 2, 1.0)));
         Files.setLastModifiedTime(older, java.nio.file.attribute.FileTime.fromMillis(Files.getLastModifiedTime(dir.resolve("2026-02-01-bbbbbbb-bench-cpu-small-t2.json")).toMillis() - 60_000));
 
-        OrtBeside.Stored two = OrtBeside.stored(List.of(root), "cpu-small", 2).orElseThrow();
+        OrtBeside.Stored two = OrtBeside.stored(List.of(root), "cpu-small", 2, 0).orElseThrow();
         assertEquals(1.1, two.ratio(), 1e-12);
         assertEquals("2026-02-01-bbbbbbb-bench-cpu-small-t2.json", two.file().getFileName().toString());
-        OrtBeside.Stored one = OrtBeside.stored(List.of(root), "cpu-small", 1).orElseThrow();
+        OrtBeside.Stored one = OrtBeside.stored(List.of(root), "cpu-small", 1, 0).orElseThrow();
         assertEquals(1.5, one.ratio(), 1e-12);
-        assertEquals(1, OrtBeside.stored(List.of(root), "cpu-small", 7).orElseThrow().threads(), "another thread count when none matches");
-        assertTrue(OrtBeside.stored(List.of(root), "encoder-small", 2).isEmpty(), "a Lantern record without ORT's is no figure");
+        assertEquals(1, OrtBeside.stored(List.of(root), "cpu-small", 7, 0).orElseThrow().threads(), "another thread count when none matches");
+        assertTrue(OrtBeside.stored(List.of(root), "encoder-small", 2, 0).isEmpty(), "a Lantern record without ORT's is no figure");
+    }
+
+    /**
+     * A figure from a machine of this one's vector width comes first, at the thread count if it has one, then at
+     * any; another machine's only when there is none (the demo once showed an AVX-512 host's 1.71x on an AVX2 one).
+     */
+    @Test
+    void aFigureFromAMachineOfTheSameVectorWidthWins(@TempDir Path root) throws IOException {
+        Path dir = Files.createDirectories(root.resolve("bench/results/cpu"));
+        String wide = "  \"vector_bits\": 512,\n";
+        String narrow = "  \"vector_bits\": 256,\n";
+        Files.writeString(dir.resolve("2026-01-01-aaaaaaa-bench-cpu-small-t1.json"),
+                narrow + String.join("\n", record("lantern", 1, 10.0), record("onnxruntime", 1, 9.0)));
+        Files.writeString(dir.resolve("2026-02-01-bbbbbbb-bench-cpu-small-t2.json"),
+                wide + String.join("\n", record("lantern", 2, 2.0), record("onnxruntime", 2, 3.4)));
+        OrtBeside.Stored avx2 = OrtBeside.stored(List.of(root), "cpu-small", 2, 256).orElseThrow();
+        assertEquals(256, avx2.vectorBits());
+        assertEquals(1, avx2.threads(), "this width at another thread count before another width at this one");
+        assertEquals(0.9, avx2.ratio(), 1e-12);
+        OrtBeside.Stored avx512 = OrtBeside.stored(List.of(root), "cpu-small", 2, 512).orElseThrow();
+        assertEquals(512, avx512.vectorBits());
+        assertEquals(1.7, avx512.ratio(), 1e-12);
+        OrtBeside.Stored other = OrtBeside.stored(List.of(root), "cpu-small", 2, 128).orElseThrow();
+        assertEquals(2, other.threads(), "no figure of this width: another machine's at the thread count");
     }
 
     @Test
@@ -49,7 +73,7 @@ class DemoPeerTest {
         Path dir = Files.createDirectories(root.resolve("bench/results/cpu"));
         Files.writeString(dir.resolve("2026-12-02-43ce97c-bench-cpu-small-t2.json"),
                 String.join("\n", record("lantern", 2, 2.4186), record("onnxruntime", 2, 3.5563), record("pytorch-cpu", 2, 12.0115)));
-        OrtBeside.Stored s = OrtBeside.stored(List.of(root), "cpu-small", 2).orElseThrow();
+        OrtBeside.Stored s = OrtBeside.stored(List.of(root), "cpu-small", 2, 0).orElseThrow();
         assertEquals(2.4186, s.lanternMs(), 1e-12);
         assertEquals(3.5563 / 2.4186, s.ratio(), 1e-12);
     }

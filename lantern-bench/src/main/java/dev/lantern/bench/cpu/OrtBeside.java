@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -27,7 +28,12 @@ public final class OrtBeside {
     public record Measured(double ortMs, String version) {}
 
     /** A stored bench cpu record: both medians, the ratio (ORT's time over Lantern's), threads, the file. */
-    public record Stored(double lanternMs, double ortMs, double ratio, int threads, Path file) {}
+    /**
+     * One stored (Lantern, ORT) pair: its medians, Lantern's speed as ORT's time over Lantern's, the
+     * thread count, the file, and the vector width of the machine that measured it (0 when the file
+     * does not say).
+     */
+    public record Stored(double lanternMs, double ortMs, double ratio, int threads, Path file, int vectorBits) {}
 
     /** ORT on {@code onnx} with Lantern's {@code inputs}, {@code threads} intra-op threads: the median of {@code runs} after {@code warmups}. */
     public static Measured measure(Path onnx, Map<String, Tensor> inputs, int threads, int warmups, int runs) {
@@ -48,15 +54,18 @@ public final class OrtBeside {
     private static final Pattern CASE = Pattern.compile("\"case\": \"([^\"]*)\"");
     private static final Pattern THREADS = Pattern.compile("\"threads\": (\\d+)");
     private static final Pattern MS = Pattern.compile("\"ms\": ([0-9.eE+-]+)");
+    private static final Pattern VECTOR_BITS = Pattern.compile("\"vector_bits\": (\\d+)");
 
     /**
      * The newest stored comparison for {@code caseName} under any of {@code roots}' {@code bench/results/cpu}
      * (newest modified first, then by name: {@code <date>-<commit>-bench-<case>[-t<threads>].json} orders a
-     * fresh checkout's files by date, but a day's runs differ only in their commit hash), preferring
-     * one run at {@code threads}.
+     * fresh checkout's files by date, but a day's runs differ only in their commit hash). Preferred, in
+     * order: a run on a machine of {@code vectorBits}-bit vectors at {@code threads}, then at any thread
+     * count, then another machine's at {@code threads}, then any: a ratio measured on another kind of
+     * CPU says little about this one.
      */
-    public static Optional<Stored> stored(List<Path> roots, String caseName, int threads) {
-        Optional<Stored> any = Optional.empty();
+    public static Optional<Stored> stored(List<Path> roots, String caseName, int threads, int vectorBits) {
+        List<Stored> all = new ArrayList<>();
         for (Path root : roots) {
             Path dir = root.resolve("bench/results/cpu");
             if (!Files.isDirectory(dir)) {
@@ -71,17 +80,21 @@ public final class OrtBeside {
                 throw new UncheckedIOException(e);
             }
             for (Path f : files) {
-                for (Stored s : read(f, caseName)) {
-                    if (s.threads() == threads) {
-                        return Optional.of(s);
-                    }
-                    if (any.isEmpty()) {
-                        any = Optional.of(s);
-                    }
-                }
+                all.addAll(read(f, caseName));
             }
         }
-        return any;
+        List<java.util.function.Predicate<Stored>> tiers = List.of(
+                s -> s.vectorBits() == vectorBits && s.threads() == threads,
+                s -> s.vectorBits() == vectorBits,
+                s -> s.threads() == threads,
+                s -> true);
+        for (var tier : tiers) {
+            Optional<Stored> hit = all.stream().filter(tier).findFirst();
+            if (hit.isPresent()) {
+                return hit;
+            }
+        }
+        return Optional.empty();
     }
 
     /** A file's modification time in ms (0 when unreadable): several runs of one day differ only there. */
@@ -101,6 +114,8 @@ public final class OrtBeside {
         } catch (IOException e) {
             return List.of(); // an unreadable file is no figure, not an error of the demo
         }
+        Matcher vb = VECTOR_BITS.matcher(String.join("\n", lines));
+        int bits = vb.find() ? Integer.parseInt(vb.group(1)) : 0;
         Map<Integer, double[]> byThreads = new java.util.TreeMap<>();
         for (String line : lines) {
             Matcher c = CASE.matcher(line);
@@ -117,6 +132,6 @@ public final class OrtBeside {
             pair[ort ? 1 : 0] = Double.parseDouble(m.group(1));
         }
         return byThreads.entrySet().stream().filter(e -> Arrays.stream(e.getValue()).noneMatch(Double::isNaN))
-                .map(e -> new Stored(e.getValue()[0], e.getValue()[1], e.getValue()[1] / e.getValue()[0], e.getKey(), file)).toList();
+                .map(e -> new Stored(e.getValue()[0], e.getValue()[1], e.getValue()[1] / e.getValue()[0], e.getKey(), file, bits)).toList();
     }
 }
