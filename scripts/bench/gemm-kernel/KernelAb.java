@@ -32,7 +32,8 @@ public final class KernelAb {
                 new Variant("4x16", 4, 16, (a, ai, bp, b, kc, c, co, ldc) -> GemmKernel.vector4Packed(a, ai, bp, b, kc, c, co, ldc, false)),
                 new Variant("6x16", 6, 16, Kernel6x16::run),
                 new Variant("3x24", 3, 24, Kernel3x24::run),
-                new Variant("4x16-unroll2", 4, 16, Kernel4x16Unrolled::run));
+                new Variant("4x16-unroll2", 4, 16, Kernel4x16Unrolled::run),
+                new Variant("4x16-heapB", 4, 16, Kernel4x16Heap::run));
         List<Variant> vs = new ArrayList<>();
         for (Variant v : all) {
             if (args.length <= 1 || Arrays.asList(args).subList(1, args.length).contains(v.name()) || v == all.getFirst()) {

@@ -275,6 +275,37 @@ class BackwardLoweringTest {
         return l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionBackwardSpec a && a.kind() == kind).count();
     }
 
+    /**
+     * A norm's weight gradient joins the dx kernel after it (one {@link NormBackwardSpec}, then FINISH) when nothing in
+     * between reads dw; a kernel in between that reads dw keeps dw where it is (PARTIAL and FINISH there, the row kernel
+     * for dx); so does a row wider than one block of registers (4096 columns).
+     */
+    @Test
+    void aNormsWeightGradientJoinsItsDxKernelOnlyWhenNothingBetweenReadsIt() {
+        String in = "%x = input {name=\"x\"} : f32[7,D]\n  %dy = input {name=\"dy\"} : f32[7,D]\n  %w = param {name=\"w\"} : f32[D]\n  ";
+        String dw = "%dw = norm_weight_grad(%x, %dy) {eps=1.0E-6, kind=\"rms\"} : f32[D]\n  ";
+        String dx = "%y = rms_norm_grad(%x, %w, %dy) {eps=1.0E-6} : f32[7,D]\n";
+        List<Object> apart = launched(in + dw + "%t = mul(%x, %x) : f32[7,D]\n  " + dx, "%y, %dw, %t", 40);
+        assertEquals(1, apart.stream().filter(x -> x instanceof NormBackwardSpec).count(), apart.toString());
+        assertEquals(List.of(NormWeightGradSpec.Stage.FINISH), apart.stream().filter(x -> x instanceof NormWeightGradSpec)
+                .map(x -> ((NormWeightGradSpec) x).stage()).toList());
+        assertTrue(apart.stream().noneMatch(x -> x instanceof RowGradSpec), apart.toString());
+        List<Object> readBetween = launched(in + dw + "%s = mul(%dw, %dw) : f32[D]\n  " + dx, "%y, %s", 40);
+        assertTrue(readBetween.stream().noneMatch(x -> x instanceof NormBackwardSpec), readBetween.toString());
+        assertEquals(List.of(NormWeightGradSpec.Stage.PARTIAL, NormWeightGradSpec.Stage.FINISH), readBetween.stream()
+                .filter(x -> x instanceof NormWeightGradSpec).map(x -> ((NormWeightGradSpec) x).stage()).toList());
+        assertEquals(1, readBetween.stream().filter(x -> x instanceof RowGradSpec).count(), readBetween.toString());
+        List<Object> wide = launched(in + dw + dx, "%y, %dw", 4097);
+        assertTrue(wide.stream().noneMatch(x -> x instanceof NormBackwardSpec), "past 4096 columns: the two kernels");
+    }
+
+    private static List<Object> launched(String body, String outputs, int d) {
+        CompiledModel m = BackwardGraphs.compile(IrParser.parse(("graph @g {\n  " + body + "  return " + outputs + "\n}\n")
+                .replace("D]", d + "]")), false, CompileOptions.Amp.NONE);
+        return CudaLowering.lower(m, CudaTarget.H200).steps().stream()
+                .filter(s -> s instanceof Step.Launch).map(s -> (Object) ((Step.Launch) s).spec()).toList();
+    }
+
     private static List<Object> specs(String body) {
         CompiledModel m = BackwardGraphs.compile(BackwardGraphs.graph(body), false, CompileOptions.Amp.NONE);
         return CudaLowering.lower(m, CudaTarget.H200).steps().stream()
