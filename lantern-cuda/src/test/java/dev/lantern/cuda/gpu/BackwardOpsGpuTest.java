@@ -149,16 +149,12 @@ class BackwardOpsGpuTest {
         };
     }
 
-    @ParameterizedTest(name = "{0} {1} {2}x{3}")
-    @MethodSource("cases")
-    void matchesTheFloat64Reference(String op, DType dtype, int rows, int cols, long seed) {
-        Gpu.device();
-        String t = dtype.name().toLowerCase(Locale.ROOT);
-        boolean both = op.startsWith("norm_backward");
-        Graph g = IrParser.parse("graph @case {\n" + body(op, t, rows, cols) + (both ? "  return %y, %dw\n}\n" : "  return %y\n}\n"));
-        SplittableRandom r = new SplittableRandom(seed);
-        Map<String, Tensor> in = new HashMap<>();
-        Map<String, Tensor> params = new HashMap<>();
+    /**
+     * A case's inputs into {@code in} and its parameters into {@code params}, drawn from {@code r} in node order: ids
+     * with repeats (cross-entropy targets ignored, -100, one time in 7), norm weights near 1, the scalar dl 0.75, the
+     * rest N(0, 4). {@link NormBackwardProbe} draws its cases' the same way.
+     */
+    static void draw(Graph g, String op, int rows, int cols, SplittableRandom r, Map<String, Tensor> in, Map<String, Tensor> params) {
         for (Node n : g.nodes()) {
             if (n.op() != dev.lantern.ir.Op.INPUT && n.op() != dev.lantern.ir.Op.PARAM) {
                 continue;
@@ -167,7 +163,6 @@ class BackwardOpsGpuTest {
             Tensor v = Tensor.allocate(n.type().dtype(), n.type().shape());
             for (long i = 0; i < v.numel(); i++) {
                 v.set(i, switch (name) {
-                    // ids with repeats; cross-entropy targets ignored (-100) one time in 7
                     case "t" -> op.startsWith("cross") && i > 0 && r.nextInt(7) == 0 ? -100 : r.nextInt(op.equals("scatter_add") ? rows / 3 + 2 : cols);
                     case "w" -> (float) (1 + 0.3 * r.nextGaussian());
                     case "dl" -> 0.75f;
@@ -176,6 +171,18 @@ class BackwardOpsGpuTest {
             }
             (n.op() == dev.lantern.ir.Op.PARAM ? params : in).put(name, v);
         }
+    }
+
+    @ParameterizedTest(name = "{0} {1} {2}x{3}")
+    @MethodSource("cases")
+    void matchesTheFloat64Reference(String op, DType dtype, int rows, int cols, long seed) {
+        Gpu.device();
+        String t = dtype.name().toLowerCase(Locale.ROOT);
+        boolean both = op.startsWith("norm_backward");
+        Graph g = IrParser.parse("graph @case {\n" + body(op, t, rows, cols) + (both ? "  return %y, %dw\n}\n" : "  return %y\n}\n"));
+        Map<String, Tensor> in = new HashMap<>();
+        Map<String, Tensor> params = new HashMap<>();
+        draw(g, op, rows, cols, new SplittableRandom(seed), in, params);
         Map<String, Tensor> all = new HashMap<>(params);
         all.putAll(in);
         var refs = ReferenceInterpreter.run(g, all);

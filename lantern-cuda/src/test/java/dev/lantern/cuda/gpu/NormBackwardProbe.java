@@ -4,7 +4,6 @@ import dev.lantern.cuda.driver.CudaDevice;
 import dev.lantern.cuda.engine.CudaSession;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.IrParser;
-import dev.lantern.ir.Node;
 import dev.lantern.reference.Accuracy;
 import dev.lantern.reference.RefTensor;
 import dev.lantern.reference.ReferenceInterpreter;
@@ -38,20 +37,9 @@ public final class NormBackwardProbe {
                 String t = (String) c[1];
                 Graph g = IrParser.parse("graph @probe {\n" + BackwardOpsGpuTest.body(op, t, (Integer) c[2], (Integer) c[3])
                         + "  return %y, %dw\n}\n");
-                SplittableRandom r = new SplittableRandom(23);
                 Map<String, Tensor> in = new HashMap<>();
                 Map<String, Tensor> params = new HashMap<>();
-                for (Node n : g.nodes()) {
-                    if (n.op() != dev.lantern.ir.Op.INPUT && n.op() != dev.lantern.ir.Op.PARAM) {
-                        continue;
-                    }
-                    String name = n.attrs().getString("name", n.name());
-                    Tensor v = Tensor.allocate(n.type().dtype(), n.type().shape());
-                    for (long i = 0; i < v.numel(); i++) {
-                        v.set(i, name.equals("w") ? (float) (1 + 0.3 * r.nextGaussian()) : (float) (2 * r.nextGaussian()));
-                    }
-                    (n.op() == dev.lantern.ir.Op.PARAM ? params : in).put(name, v);
-                }
+                BackwardOpsGpuTest.draw(g, op, (Integer) c[2], (Integer) c[3], new SplittableRandom(23), in, params);
                 Map<String, Tensor> all = new HashMap<>(params);
                 all.putAll(in);
                 Map<String, RefTensor> ref = ReferenceInterpreter.run(g, all);
