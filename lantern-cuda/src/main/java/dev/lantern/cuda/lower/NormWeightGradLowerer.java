@@ -7,7 +7,6 @@ import dev.lantern.cuda.codegen.NormWeightGradSpec;
 import dev.lantern.ir.Op;
 import dev.lantern.kernel.Kernel;
 import dev.lantern.kernel.Operand;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -24,8 +23,7 @@ final class NormWeightGradLowerer implements KernelLowerer {
     @Override
     public void lower(Kernel k, LoweringContext cx) {
         Kernel dx = partner(k, cx);
-        if (dx != null) {
-            cx.deferredWeightGrads.put(dx.name(), k);
+        if (dx != null && cx.deferredWeightGrads.putIfAbsent(dx.name(), k) == null) {
             return;
         }
         View x = cx.contiguous(cx.in(k, 0));
@@ -76,24 +74,7 @@ final class NormWeightGradLowerer implements KernelLowerer {
         if (x.shape().rank() < 1 || x.shape().last() > NormBackwardSpec.MAX_COLS) {
             return null;
         }
-        List<Kernel> kernels = cx.model.kernels();
-        String out = dw.output().value();
-        Kernel dx = null;
-        for (Kernel k : kernels) {
-            if (k.index() <= dw.index()) {
-                continue;
-            }
-            if (dx == null) {
-                if (isNormGradOf(k, dw, x, dy)) {
-                    dx = k;
-                } else if (reads(k, out)) {
-                    return null; // read before the dx kernel: dw must be written where it is
-                }
-            } else if (reads(k, out)) {
-                return dx;
-            }
-        }
-        return dx != null && cx.outputStorage.contains(out) ? dx : null;
+        return DeferredWrite.partner(dw, cx, k -> isNormGradOf(k, dw, x, dy));
     }
 
     private static boolean isNormGradOf(Kernel k, Kernel dw, Operand x, Operand dy) {
@@ -104,15 +85,6 @@ final class NormWeightGradLowerer implements KernelLowerer {
         boolean layer = op == Op.LAYER_NORM_GRAD;
         return layer == (kind(dw) == NormWeightGradSpec.Kind.LAYER)
                 && k.node().attrs().getDouble("eps", layer ? 1e-5 : 1e-6) == eps(dw)
-                && same(k.inputs().get(0), x) && same(k.inputs().get(2), dy);
-    }
-
-    private static boolean reads(Kernel k, String storage) {
-        return k.inputs().stream().anyMatch(o -> o.storage().equals(storage) || o.value().equals(storage));
-    }
-
-    private static boolean same(Operand a, Operand b) {
-        return a.storage().equals(b.storage()) && a.dtype() == b.dtype() && a.shape().equals(b.shape())
-                && Arrays.equals(a.strides(), b.strides()) && a.storageBytes() == b.storageBytes();
+                && DeferredWrite.same(k.inputs().get(0), x) && DeferredWrite.same(k.inputs().get(2), dy);
     }
 }
