@@ -26,34 +26,26 @@ final class AttentionBackwardGeneralRenderer {
     static List<KernelParam> params(AttentionBackwardSpec spec, String t) {
         List<KernelParam> p = new ArrayList<>();
         String in = "const " + t + "* __restrict__";
-        AttentionBackwardSpec.Kind kind = spec.kind();
-        List<String> strided = switch (kind) {
+        List<String> strided = switch (spec.kind()) {
             case LSE -> List.of("q", "k");
-            case DELTA, DELTA_CLEAR -> List.of("o", "dy");
-            case GRAD_Q, GRAD_KV, GRAD_KVQ -> List.of("q", "k", "v", "dy");
-            case DQ_FINISH -> List.of();
+            case DELTA -> List.of("o", "dy");
+            case GRAD_Q, GRAD_KV -> List.of("q", "k", "v", "dy");
         };
         strided.forEach(x -> p.add(new KernelParam(in, x)));
-        switch (kind) {
+        switch (spec.kind()) {
             case LSE -> p.add(new KernelParam("float* __restrict__", "lse"));
-            case DELTA, DELTA_CLEAR -> p.add(new KernelParam("float* __restrict__", "delta"));
-            case DQ_FINISH -> p.add(new KernelParam("const float* __restrict__", "acc"));
+            case DELTA -> p.add(new KernelParam("float* __restrict__", "delta"));
             default -> {
                 p.add(new KernelParam("const float* __restrict__", "lse"));
                 p.add(new KernelParam("const float* __restrict__", "delta"));
             }
         }
-        boolean mask = spec.masked() && (kind == AttentionBackwardSpec.Kind.LSE || kind == AttentionBackwardSpec.Kind.GRAD_Q
-                || kind == AttentionBackwardSpec.Kind.GRAD_KV);
+        boolean mask = spec.masked() && spec.kind() != AttentionBackwardSpec.Kind.DELTA;
         if (mask) {
             p.add(new KernelParam(in, "amask"));
         }
-        if (kind == AttentionBackwardSpec.Kind.GRAD_Q || kind == AttentionBackwardSpec.Kind.GRAD_KV
-                || kind == AttentionBackwardSpec.Kind.GRAD_KVQ || kind == AttentionBackwardSpec.Kind.DQ_FINISH) {
+        if (spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV) {
             p.add(new KernelParam(t + "* __restrict__", "out"));
-        }
-        if (kind == AttentionBackwardSpec.Kind.DELTA_CLEAR || kind == AttentionBackwardSpec.Kind.GRAD_KVQ) {
-            p.add(new KernelParam("float* __restrict__", "acc"));
         }
         p.add(new KernelParam("int", "heads"));
         p.add(new KernelParam("int", "seq_q"));
@@ -93,7 +85,6 @@ final class AttentionBackwardGeneralRenderer {
                 case DELTA -> delta(e);
                 case GRAD_Q -> gradQ(e);
                 case GRAD_KV -> gradKv(e);
-                default -> throw new CodegenException(spec.name() + ": the general kernels do not render " + spec.kind());
             }
         });
         LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + WARPS - 1) / WARPS), WARPS * 32, 0);

@@ -64,8 +64,7 @@ final class AttentionBackwardMmaRenderer {
 
     static boolean supports(AttentionBackwardSpec spec, CudaTarget target) {
         return target.tensorCoreMma() && (spec.headDim() == 64 || spec.headDim() == 128)
-                && (spec.dtype() == DType.BF16 || spec.dtype() == DType.F16) && (spec.kind() == AttentionBackwardSpec.Kind.LSE
-                || spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV);
+                && (spec.dtype() == DType.BF16 || spec.dtype() == DType.F16) && spec.kind() != AttentionBackwardSpec.Kind.DELTA;
     }
 
     int sharedBytes() {
@@ -74,7 +73,7 @@ final class AttentionBackwardMmaRenderer {
             case LSE -> 2 * 64 * d * 2;
             case GRAD_Q -> (2 * 64 + 2 * STAGES * keyTile) * d * 2;
             case GRAD_KV -> (2 * 64 + 2 * STAGES * queryTile) * d * 2 + 2 * STAGES * queryTile * 4;
-            case DELTA, DELTA_CLEAR, GRAD_KVQ, DQ_FINISH -> 0;
+            case DELTA -> 0;
         };
     }
 
@@ -111,7 +110,7 @@ final class AttentionBackwardMmaRenderer {
                 case LSE -> lse(e);
                 case GRAD_Q -> gradQ(e, pack2, vec2);
                 case GRAD_KV -> gradKv(e, pack2, vec2);
-                default -> throw new IllegalStateException(spec.kind() + " has no mma.sync kernel");
+                case DELTA -> throw new IllegalStateException("delta has no tensor-core kernel");
             }
             e.line("#undef LT_A");
             e.line("#undef LT_B");

@@ -14,22 +14,15 @@ import dev.lantern.ir.DType;
  * GRAD_KV: dk_j = scale Σ_h Σ_i P_ij (dy_i·v_j − delta_i) q_i,  dv_j = Σ_h Σ_i P_ij dy_i
  *          (out [2, b, hk, t, d]: dk then dv), the group's query heads in order
  *          args: q, k, v, dy, lse, delta, [amask], out, heads, seq_q, seq_k, q/k/v/dy strides, [amask's]
- * The fused form of dq (outside strict mode, {@link #fusedDqPath}): GRAD_KV's CTAs add their share of dq
- * into an f32 accumulator with atomics, so dq costs one product instead of a second pass over K and V:
- * DELTA_CLEAR: delta as DELTA, and zeroes the accumulator's rows      args: o, dy, delta, acc, heads, seq_q, seq_k, o/dy strides
- * GRAD_KVQ:    GRAD_KV, and acc[b,h,i] += Σ_j dS_ij k_j (unscaled)    args: GRAD_KV's, then acc
- * DQ_FINISH:   dq = scale · acc in q's dtype (dense [b, h, s, d])     args: acc, out, heads, seq_q, seq_k
  * </pre>
  *
  * q (b, heads, seq_q, d), k and v (b, heads / group, seq_k, d); head_dim contiguous in every
- * operand; the causal mask top-left (query i sees keys 0..i). Each output element of LSE, DELTA,
- * GRAD_Q and GRAD_KV is owned by one warp that sums in a fixed order (no atomics): strict mode runs
- * those kinds. GRAD_KVQ sums dq with atomics, in an order that changes from run to run; strict mode
- * refuses it ({@code StrictKernels}) and the lowering never asks for it there.
+ * operand; the causal mask top-left (query i sees keys 0..i). Each output element is owned by
+ * one warp that sums in a fixed order (no atomics): strict mode runs every kind.
  */
 public record AttentionBackwardSpec(String name, Kind kind, long batch, long heads, int group, long seqQ, long seqK, int headDim,
                                     boolean causal, double scale, DType dtype, boolean masked) implements KernelSpec {
-    public enum Kind { LSE, DELTA, GRAD_Q, GRAD_KV, DELTA_CLEAR, GRAD_KVQ, DQ_FINISH }
+    public enum Kind { LSE, DELTA, GRAD_Q, GRAD_KV }
 
     public AttentionBackwardSpec {
         KernelSpec.checkName(name);
@@ -75,36 +68,23 @@ public record AttentionBackwardSpec(String name, Kind kind, long batch, long hea
      * {@code lantern.attention.backward.wgmma=false} keeps the mma.sync kernels.
      */
     public boolean hopperPath(CudaTarget target) {
-        return !Boolean.getBoolean("lantern.attention.backward.general") && AttentionBackwardWgmmaRenderer.supports(this, target)
-                && (kind == Kind.GRAD_KVQ || fastPath(target));
+        return fastPath(target) && AttentionBackwardWgmmaRenderer.supports(this, target);
     }
 
     /**
-     * Whether {@code target} runs dq fused into grad_kv (GRAD_KVQ with DELTA_CLEAR before it and
-     * DQ_FINISH after): the wgmma path's shapes (head_dim 128, bf16/f16, no additive mask) on a GPU
-     * with wgmma. {@code lantern.attention.backward.fused=false} keeps grad_q's own kernel.
+     * Whether DELTA takes the 16-byte-load kernel ({@link AttentionDeltaRenderer}: bf16/f16, head_dim
+     * a power of two from 8 to 256), whose rows must start 16-byte aligned.
+     * {@code lantern.attention.backward.general=true} keeps the general kernel.
      */
-    public boolean fusedDqPath(CudaTarget target) {
-        return !"false".equals(System.getProperty("lantern.attention.backward.fused"))
-                && withKind(Kind.GRAD_KV).hopperPath(target);
-    }
-
-    /** This spec with another kind (and the same name). */
-    public AttentionBackwardSpec withKind(Kind k) {
-        return new AttentionBackwardSpec(name, k, batch, heads, group, seqQ, seqK, headDim, causal, scale, dtype, masked);
+    public boolean vectorDelta() {
+        return !Boolean.getBoolean("lantern.attention.backward.general") && AttentionDeltaRenderer.supports(this);
     }
 
     @Override
     public CudaKernelSource render(CudaTarget target) {
         target.requireDtype(dtype, name);
-        switch (kind) {
-            case DELTA_CLEAR, DQ_FINISH -> {
-                return new AttentionDqAccumulator(this).render();
-            }
-            case GRAD_KVQ -> {
-                return new AttentionBackwardWgmmaRenderer(this, target).render();
-            }
-            default -> { }
+        if (vectorDelta()) {
+            return new AttentionDeltaRenderer(this).render();
         }
         if (!fastPath(target)) {
             return new AttentionBackwardGeneralRenderer(this).render();

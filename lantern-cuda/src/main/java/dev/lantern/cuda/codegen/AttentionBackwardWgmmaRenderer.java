@@ -24,19 +24,12 @@ import java.util.List;
  *            dS = P∘(dP − delta)            P as above, lse and delta of the thread's two rows in registers
  *            dQ += dS K                     wgmma m64n128k16, dS from registers, K read transposed
  * </pre>
- * GRAD_KVQ (outside strict mode) is GRAD_KV that also sums dq: dSᵀ goes to shared memory (bf16/f16,
- * [keys][queries], swizzled), the A operand of dK += dSᵀ Q as it is and, read transposed, of
- *            dQ_tile = dS K                 wgmma m64n128k16, A (dS) and B (K) from shared memory
- * whose f32 result is added into the accumulator with {@code red.global.add.v2.f32} (the CTAs of the
- * other key blocks add theirs in an order that changes from run to run); DQ_FINISH scales and rounds
- * it. dq then costs one product and its adds instead of GRAD_Q's second pass over K and V.
  * The streamed tiles (GRAD_KV's Q, dO, lse and delta; GRAD_Q's K and V) have two buffers: tile i + 1's
  * cp.async copies are issued before tile i is used. Two CTAs share an SM (about 98 KiB of shared
  * memory each), so one's exponentials run while the other's products do. Rows past seq_q and keys past
  * seq_k are zero-filled and their P set to 0 (only ragged and causal-diagonal tiles test the bounds);
- * a row whose lse is −inf has P = 0. Each output element of GRAD_Q and GRAD_KV is summed by one thread
- * in a fixed order (no atomics): strict mode runs those kernels, and their results are the same on
- * every run.
+ * a row whose lse is −inf has P = 0. Each output element is summed by one thread in a fixed order
+ * (no atomics): strict mode runs these kernels, and their results are the same on every run.
  */
 final class AttentionBackwardWgmmaRenderer {
     /** Query rows (GRAD_Q) or keys (GRAD_KV) of a CTA: the M of wgmma. */
@@ -52,7 +45,7 @@ final class AttentionBackwardWgmmaRenderer {
 
     AttentionBackwardWgmmaRenderer(AttentionBackwardSpec spec, CudaTarget target) {
         if (!supports(spec, target)) {
-            throw new CodegenException(spec.name() + ": the wgmma backward needs grad_q, grad_kv or grad_kvq, bf16/f16, head_dim 128, "
+            throw new CodegenException(spec.name() + ": the wgmma backward needs grad_q or grad_kv, bf16/f16, head_dim 128, "
                     + "no additive mask and a wgmma GPU (sm_90), got " + spec + " on " + target.arch());
         }
         this.spec = spec;
@@ -75,32 +68,19 @@ final class AttentionBackwardWgmmaRenderer {
     static boolean supports(AttentionBackwardSpec spec, CudaTarget target) {
         return !"false".equals(System.getProperty("lantern.attention.backward.wgmma")) && target.wgmmaAttention() != null
                 && spec.headDim() == 128 && !spec.masked() && (spec.dtype() == DType.BF16 || spec.dtype() == DType.F16)
-                && (spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV
-                || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KVQ);
+                && (spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV);
     }
 
-    /**
-     * The CTA's own two 64-row tiles, two buffers of the two streamed tiles, dSᵀ (grad_kvq), lse and
-     * delta (grad_kv, grad_kvq), 1 KiB of alignment slack.
-     */
+    /** The CTA's own two 64-row tiles, two buffers of the two streamed tiles, lse and delta (grad_kv), 1 KiB of alignment slack. */
     int sharedBytes() {
-        int staged = kv() ? 2 * 2 * TILE * 4 : 0;
-        int ds = fused() ? BM * TILE * 2 : 0;
-        return 2 * BM * 256 + 2 * 2 * TILE * 256 + ds + staged + 1024;
-    }
-
-    private boolean kv() {
-        return spec.kind() != AttentionBackwardSpec.Kind.GRAD_Q;
-    }
-
-    private boolean fused() {
-        return spec.kind() == AttentionBackwardSpec.Kind.GRAD_KVQ;
+        int staged = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV ? 2 * 2 * TILE * 4 : 0;
+        return 2 * BM * 256 + 2 * 2 * TILE * 256 + staged + 1024;
     }
 
     CudaKernelSource render() {
         CudaEmitter e = new CudaEmitter();
-        boolean kv = kv();
-        CudaPrelude.emit(e, "attention backward " + spec.kind().name().toLowerCase(java.util.Locale.ROOT) + (spec.causal() ? " (causal)" : "")
+        boolean kv = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV;
+        CudaPrelude.emit(e, "attention backward " + (kv ? "grad_kv" : "grad_q") + (spec.causal() ? " (causal)" : "")
                 + ", head_dim 128, Hopper path (wgmma, one warpgroup, " + BM + " " + (kv ? "keys" : "query rows")
                 + " a CTA, two CTAs an SM)");
         e.linef("constexpr int THREADS = 128, D = 128, BM = %d, BC = %d, GROUP = %d;", BM, TILE, spec.group());
@@ -113,9 +93,6 @@ final class AttentionBackwardWgmmaRenderer {
         WgmmaHelpers.emitKernelHelpers(e, TILE, false, mmaType, pack2, vec2);
         e.comment("A or B operand (K-major, SW128) of a 64-column-half tile: k-step kk of 16 dims, halves HALF_BYTES apart");
         e.line("#define LT_KDESC(base, half_bytes, kk) lt_desc((base) + ((kk) >> 2) * (half_bytes) + ((kk) & 3) * 32, 16, 1024)");
-        if (fused()) {
-            fusedHelpers(e);
-        }
         List<KernelParam> params = AttentionBackwardGeneralRenderer.params(spec, t);
         e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, 2)"), () -> {
             e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
@@ -131,9 +108,6 @@ final class AttentionBackwardWgmmaRenderer {
         });
         e.line("#undef LT_KDESC");
         e.line("#undef LT_VDESC");
-        if (fused()) {
-            e.line("#undef LT_SDESC");
-        }
         int smem = sharedBytes();
         LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + BM - 1) / BM), 128, smem);
         long groups = kv ? spec.batch() * spec.kvHeads() : spec.batch() * spec.heads();
@@ -187,11 +161,7 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("const T* __restrict__ kb = k + bi * k_sb + hk * k_sh;");
         e.line("const T* __restrict__ vb = v + bi * v_sb + hk * v_sh;");
         e.line("const unsigned sK = sbase, sV = sK + RBYTES, sQ = sV + RBYTES, sG = sQ + 2 * TBYTES;  // two buffers each of Q and dO");
-        if (fused()) {
-            e.line("const unsigned sS = sG + 2 * TBYTES;  // dSᵀ [keys][queries], one 128-byte swizzled row a key");
-        }
-        e.line("float* fL = reinterpret_cast<float*>(lt_smem + (sG + 2 * TBYTES + " + (fused() ? "BM * BC * 2" : "0")
-                + " - sraw));  // each buffer's lse·log2e");
+        e.line("float* fL = reinterpret_cast<float*>(lt_smem + (sG + 2 * TBYTES - sraw));  // each buffer's lse·log2e");
         e.line("float* fD = fL + 2 * BC;                                                  // and delta");
         e.line("lt_load_tile<BM>(sK, kb, k_ss, k0, seq_k, tid);");
         e.line("lt_load_tile<BM>(sV, vb, v_ss, k0, seq_k, tid);");
@@ -222,67 +192,12 @@ final class AttentionBackwardWgmmaRenderer {
                 e.line("st[n][i] = p;");
                 e.line("dpt[n][i] = p * (dpt[n][i] - cD[qi]);");
             }));
-            if (fused()) {
-                fusedGradients(e);
-            } else {
-                e.line("unsigned pa[BC / 16][4], sa[BC / 16][4];");
-                pack(e, "st", "pa");
-                pack(e, "dpt", "sa");
-                gradients(e, new String[][] {{"dv", "pa", "cG"}, {"dk", "sa", "cQ"}});
-            }
+            e.line("unsigned pa[BC / 16][4], sa[BC / 16][4];");
+            pack(e, "st", "pa");
+            pack(e, "dpt", "sa");
+            gradients(e, new String[][] {{"dv", "pa", "cG"}, {"dk", "sa", "cQ"}});
         });
         AttentionBackwardRows.storeDkDv(e, pack2, vec2);
-    }
-
-    /** The helpers only grad_kvq calls: the two products that read dSᵀ from shared memory, a 32-bit shared store, the f32 pair add. */
-    private void fusedHelpers(CudaEmitter e) {
-        e.comment("dK += dSᵀ Q: A (dSᵀ, K-major) and B (Q, read transposed) from shared memory");
-        e.line(WgmmaHelpers.wgmmaAsm("lt_wgmma_ds", "float (&d)[16][4], unsigned long long da, unsigned long long db, bool acc",
-                128, mmaType, false, false, true));
-        e.comment("dQ = dS K: A (dS) read transposed from dSᵀ, B (K) read transposed");
-        e.line(WgmmaHelpers.wgmmaAsm("lt_wgmma_dq", "float (&d)[16][4], unsigned long long da, unsigned long long db, bool acc",
-                128, mmaType, false, true, true));
-        e.comment("dS as the M-major A operand: one 64-query atom, 8-key groups 1024 bytes apart, k-step kk of 16 keys");
-        e.line("#define LT_SDESC(base, kk) lt_desc((base) + (kk) * 2048, 8192, 1024)");
-        e.line("__device__ __forceinline__ void lt_sts32(unsigned a, unsigned v) { asm volatile(\"st.shared.b32 [%0], %1;\\n\" :: \"r\"(a), \"r\"(v) : \"memory\"); }");
-        e.comment("p[0] += a, p[1] += b in one reduction (sm_90), no value returned");
-        e.line("__device__ __forceinline__ void lt_red2(float* p, float a, float b) { asm volatile(\"red.global.add.v2.f32 [%0], {%1, %2};\\n\" "
-                + ":: \"l\"(p), \"f\"(a), \"f\"(b) : \"memory\"); }");
-    }
-
-    /**
-     * grad_kvq's tile after the exponentials: Pᵀ packed for dV, dSᵀ stored to shared memory for dK and
-     * dQ, the three products in one group, then the tile's dq rows added into the accumulator.
-     */
-    private void fusedGradients(CudaEmitter e) {
-        e.line("unsigned pa[BC / 16][4];");
-        pack(e, "st", "pa");
-        e.comment("dSᵀ to shared memory: row key (wi*16 + g + 8h), the pair of queries 8n + 2t4 in 16-byte chunk n, swizzled");
-        e.unrolled("n", "BC / 8", () -> e.unrolled("h", "2", () ->
-                e.line("lt_sts32(sS + (wi * 16 + g + 8 * h) * 128 + ((n ^ g) << 4) + 4 * t4, lt_pack(dpt[n][2 * h], dpt[n][2 * h + 1]));")));
-        e.line("lt_async_fence();  // the stores, visible to the tensor cores");
-        e.line("__syncthreads();   // ... once every warp has written its rows");
-        e.line("float dq[16][4];");
-        e.line("lt_wgmma_fence();");
-        e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dv, pa[j], LT_VDESC(cG + j * 2048), true);"));
-        e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_ds(dk, LT_KDESC(sS, 0, j), LT_VDESC(cQ + j * 2048), true);"));
-        e.unrolled("j", "BM / 16", () -> e.line("lt_wgmma_dq(dq, LT_SDESC(sS, j), LT_VDESC(sK + j * 2048), j > 0);"));
-        e.line("lt_wgmma_commit();");
-        e.line("lt_wgmma_wait<0>();");
-        e.unrolled("n", "16", () -> {
-            e.line("lt_reg_fence(dv[n]);");
-            e.line("lt_reg_fence(dk[n]);");
-            e.line("lt_reg_fence(dq[n]);");
-        });
-        e.comment("the tile's dq rows (query i0 + wi*16 + g + 8h, head it / per of the group) into the accumulator");
-        e.line("const long long rb = (bi * heads + hk * GROUP + it / per) * seq_q;");
-        e.unrolled("h", "2", () -> {
-            e.line("const int row = i0 + wi * 16 + g + 8 * h;");
-            e.block("if (row < seq_q)", () -> {
-                e.line("float* __restrict__ ab = acc + (rb + row) * (long long) D + 2 * t4;");
-                e.unrolled("n", "16", () -> e.line("lt_red2(ab + n * 8, dq[n][2 * h], dq[n][2 * h + 1]);"));
-            });
-        });
     }
 
     private void gradQ(CudaEmitter e) {

@@ -142,18 +142,6 @@ final class WgmmaHelpers {
      * d[n/8][4]); {@code registerA}: A from four registers (P), else from a descriptor (Q).
      */
     static String wgmmaAsm(String name, String params, int n, String mmaType, boolean registerA, boolean transB) {
-        return wgmmaAsm(name, params, n, mmaType, registerA, false, transB);
-    }
-
-    /**
-     * As {@link #wgmmaAsm(String, String, int, String, boolean, boolean)}, with A from a descriptor
-     * read transposed ({@code transA}: A stored M-major, as a tile whose rows are A's K) when A is not
-     * from registers.
-     */
-    static String wgmmaAsm(String name, String params, int n, String mmaType, boolean registerA, boolean transA, boolean transB) {
-        if (registerA && transA) {
-            throw new IllegalArgumentException("an A operand from registers is never transposed");
-        }
         int regs = n / 2;
         int accArg = registerA ? regs + 5 : regs + 2;
         StringBuilder s = new StringBuilder();
@@ -169,7 +157,7 @@ final class WgmmaHelpers {
                     .append(", %").append(regs + 3).append("}, %").append(regs + 4).append(", p, 1, 1, ")
                     .append(transB ? 1 : 0).append(";\\n}\\n\"\n");
         } else {
-            s.append("}, %").append(regs).append(", %").append(regs + 1).append(", p, 1, 1, ").append(transA ? 1 : 0).append(", ")
+            s.append("}, %").append(regs).append(", %").append(regs + 1).append(", p, 1, 1, 0, ")
                     .append(transB ? 1 : 0).append(";\\n}\\n\"\n");
         }
         s.append("        : ");

@@ -21,22 +21,12 @@ import java.util.List;
  * mask through its (b, h, s) strides, 0 on broadcast axes. The tensor-core kernels
  * ({@link AttentionBackwardSpec#fastPath}) also need 16-byte aligned rows: an operand whose strides
  * or offset are not multiples of 8 elements is copied.
- *
- * <p>Where {@link FusedDq} defers grad_q to grad_kv, grad_kv launches three kernels instead: DELTA_CLEAR
- * (delta, and the f32 dq accumulator zeroed), GRAD_KVQ (dk;dv, and dq added into the accumulator) and
- * DQ_FINISH (dq = scale · accumulator into grad_q's output).
  */
 final class AttentionBackwardLowerer implements KernelLowerer {
     @Override
     public void lower(Kernel kernel, LoweringContext cx) {
         Node n = kernel.node();
         Op op = n.op();
-        if (op == Op.ATTENTION_GRAD_Q) {
-            Kernel kv = FusedDq.partner(kernel, cx);
-            if (kv != null && cx.deferredDq.putIfAbsent(kv.name(), kernel) == null) {
-                return; // grad_kv's launch writes dq
-            }
-        }
         View q0 = rows(cx.in(kernel, 0), cx);
         View k0 = rows(cx.in(kernel, 1), cx);
         int maskAt = op == Op.ATTENTION_LSE ? 2 : 6;
@@ -100,21 +90,19 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         if (v.shape().dim(3) != d || o.shape().dim(3) != d) {
             throw new CodegenException(op.text() + " on CUDA needs v's head dim equal to q's and k's (" + d + "), found " + v.shape());
         }
-        Kernel gradQ = op == Op.ATTENTION_GRAD_KV ? cx.deferredDq.remove(kernel.name()) : null;
-        if (gradQ != null) {
-            fused(gradQ, q, k, v, aligned(o, cx), dy, lse, out, spec, cx);
-            return;
-        }
         // delta = rowsum(dy∘o): one pass for both gradient kernels of the same (o, dy), its transient
         // buffer living from grad_q's DELTA launch to grad_kv's launch
         String deltaKey = key(o) + "|" + key(dy);
         Buf delta = cx.deltas.get(deltaKey);
         if (delta == null) {
             delta = cx.transientBuf((long) b * h * s * 4);
-            List<Step.Arg> da = new ArrayList<>(List.of(ptr(o), ptr(dy), new Step.Ptr(delta, (long) b * h * s * 4),
+            AttentionBackwardSpec ds = spec.apply(AttentionBackwardSpec.Kind.DELTA);
+            View od = ds.vectorDelta() ? aligned(o, cx) : o; // 16-byte loads of each row
+            View gd = ds.vectorDelta() ? aligned(dy, cx) : dy;
+            List<Step.Arg> da = new ArrayList<>(List.of(ptr(od), ptr(gd), new Step.Ptr(delta, (long) b * h * s * 4),
                     new Step.I32(h), new Step.I32(s), new Step.I32(t)));
-            strides(da, o, dy);
-            cx.launch(spec.apply(AttentionBackwardSpec.Kind.DELTA), da);
+            strides(da, od, gd);
+            cx.launch(ds, da);
             cx.deltas.put(deltaKey, delta);
         }
         List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(dy), ptr(lse), new Step.Ptr(delta, (long) b * h * s * 4)));
@@ -126,30 +114,6 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         strides(a, q, k, v, dy);
         maskStrides(a, mask);
         cx.launch(spec.apply(op == Op.ATTENTION_GRAD_Q ? AttentionBackwardSpec.Kind.GRAD_Q : AttentionBackwardSpec.Kind.GRAD_KV), a);
-    }
-
-    /** DELTA_CLEAR, GRAD_KVQ, DQ_FINISH: dk;dv into {@code out} and {@code gradQ}'s dq, through an f32 accumulator. */
-    private static void fused(Kernel gradQ, View q, View k, View v, View o, View dy, View lse, View out,
-                              java.util.function.Function<AttentionBackwardSpec.Kind, AttentionBackwardSpec> spec, LoweringContext cx) {
-        View dq = cx.out(gradQ);
-        if (dq.dtype() != q.dtype() || !dq.shape().equals(q.shape())) {
-            throw new CodegenException("attention_grad_q writes " + q.dtype() + q.shape() + ", found " + dq.dtype() + dq.shape());
-        }
-        int h = q.shape().dim(1);
-        int s = q.shape().dim(2);
-        int t = k.shape().dim(2);
-        long rows = q.shape().numel() / q.shape().dim(3);
-        Step.Ptr delta = new Step.Ptr(cx.transientBuf(rows * 4), rows * 4);
-        long accBytes = q.shape().numel() * 4;
-        Step.Ptr acc = new Step.Ptr(cx.transientBuf(accBytes), accBytes);
-        List<Step.Arg> da = new ArrayList<>(List.of(ptr(o), ptr(dy), delta, acc, new Step.I32(h), new Step.I32(s), new Step.I32(t)));
-        strides(da, o, dy);
-        cx.launch(spec.apply(AttentionBackwardSpec.Kind.DELTA_CLEAR), da);
-        List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(dy), ptr(lse), delta, ptr(out), acc,
-                new Step.I32(h), new Step.I32(s), new Step.I32(t)));
-        strides(a, q, k, v, dy);
-        cx.launch(spec.apply(AttentionBackwardSpec.Kind.GRAD_KVQ), a);
-        cx.launch(spec.apply(AttentionBackwardSpec.Kind.DQ_FINISH), List.of(acc, ptr(dq), new Step.I32(h), new Step.I32(s), new Step.I32(t)));
     }
 
     /** What identifies the bytes a view reads: its buffer, offset, strides, shape and dtype. */

@@ -7,7 +7,7 @@ import java.util.function.Predicate;
 
 /**
  * When a kernel's write may move to a later kernel that computes it in the same pass (a norm's weight
- * gradient into its dx kernel, attention's dq into grad_kv): {@link #partner} finds that later kernel
+ * gradient into its dx kernel, {@link NormWeightGradLowerer}): {@link #partner} finds that later kernel
  * and says whether the move is safe.
  */
 final class DeferredWrite {

@@ -45,8 +45,6 @@ final class LoweringContext {
      * which computes both in one read of x and dy ({@link dev.lantern.cuda.codegen.NormBackwardSpec}).
      */
     final Map<String, Kernel> deferredWeightGrads = new HashMap<>();
-    /** attention_grad_q kernels deferred to the attention_grad_kv kernel that writes their dq too ({@link FusedDq}), by its name. */
-    final Map<String, Kernel> deferredDq = new HashMap<>();
     /** Slice outputs read in place from their source (value name -> alias), see {@link SliceAlias}. */
     final Map<String, SliceAlias> aliases = new HashMap<>();
     private int transients;
