@@ -274,6 +274,34 @@ class BackwardLoweringTest {
         }
     }
 
+    /**
+     * The delta kernel by head_dim: 16-byte loads (variant "vector") at a power of two from 8 to 256 in bf16/f16, the
+     * general kernel at 48 and in f32. (At a power-of-two head_dim every view of a dense tensor starts its rows 16-byte
+     * aligned; the lowering's copy of a misaligned o or dy is a guard no graph here reaches.)
+     */
+    @Test
+    void theDeltaKernelFollowsTheHeadDim() {
+        for (Object[] c : new Object[][] {{8, "bf16", "vector"}, {256, "f16", "vector"}, {48, "bf16", "general"}, {64, "f32", "general"}}) {
+            String ir = """
+                    graph @g {
+                      %q = input {name="q"} : T[1,4,37,D]
+                      %k = input {name="k"} : T[1,4,41,D]
+                      %v = input {name="v"} : T[1,4,41,D]
+                      %o = input {name="o"} : T[1,4,37,D]
+                      %dy = input {name="dy"} : T[1,4,37,D]
+                      %lse = attention_lse(%q, %k) {causal=false, scale=0.125} : f32[1,4,37]
+                      %dq = attention_grad_q(%q, %k, %v, %o, %dy, %lse) {causal=false, scale=0.125} : T[1,4,37,D]
+                      return %dq
+                    }
+                    """.replace("T[", c[1] + "[").replace(",D]", "," + c[0] + "]");
+            CudaLowering.Lowered l = CudaLowering.lower(BackwardGraphs.compile(IrParser.parse(ir), true, CompileOptions.Amp.NONE),
+                    CudaTarget.H200);
+            List<String> variants = l.steps().stream().filter(st -> st instanceof Step.Launch x && x.spec() instanceof AttentionBackwardSpec a
+                    && a.kind() == AttentionBackwardSpec.Kind.DELTA).map(st -> ((Step.Launch) st).source().variant()).toList();
+            assertEquals(List.of((String) c[2]), variants, java.util.Arrays.toString(c));
+        }
+    }
+
     private static long backwardLaunches(CudaLowering.Lowered l, AttentionBackwardSpec.Kind kind) {
         return l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionBackwardSpec a && a.kind() == kind).count();
     }
