@@ -21,7 +21,10 @@ import java.util.Set;
  *     not a graph output;</li>
  * <li>k is x's last reader, and x's slot has the bytes of k's output (the same element size).</li>
  * </ul>
- * The first such input in k's input order is taken. The handover is safe on every backend because
+ * The first such input in k's input order is taken, unless another is the output of the kernel just
+ * before k: that one is, so that a backend may compute k in that kernel's epilogue with no write
+ * moved onto live bytes (CUDA's DGELU: {@code gelu_grad(h, g)} right after the GEMM that made g
+ * is written over g, and the GEMM writes it there). The handover is safe on every backend because
  * an elementwise kernel loads element i of each input before it stores element i of its output, and
  * loads no other element of a same-shape input: the CPU's {@code ElementwiseProgram} and
  * {@code Elementwise} loops per chunk, CUDA's {@code ElementwiseSpec} per thread and vector.
@@ -43,12 +46,16 @@ final class InPlace {
                 continue;
             }
             Buffer out = life.get(k.output().value());
+            Buffer over = null;
             for (Operand in : k.inputs()) {
                 Buffer x = life.get(in.storage());
-                if (x != null && eligible(k, in, x, out) && !outputs.contains(x.value())) {
-                    taken.put(out.value(), x.value());
-                    break;
+                if (x != null && eligible(k, in, x, out) && !outputs.contains(x.value())
+                        && (over == null || x.first() == k.index() - 1 && over.first() != k.index() - 1)) {
+                    over = x;
                 }
+            }
+            if (over != null) {
+                taken.put(out.value(), over.value());
             }
         }
         return taken;

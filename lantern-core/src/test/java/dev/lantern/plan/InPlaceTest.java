@@ -39,12 +39,25 @@ class InPlaceTest {
                   %d = neg(%c) : f32[64,32]
                   return %d
                 """);
-        // c over a (its first input that dies at c); d is a graph output: it may take c's slot, c is no output
-        assertEquals(Map.of("c", "a", "d", "c"), p.inPlace());
-        assertEquals(p.offset("a"), p.offset("c"));
+        // c over b: both its inputs die at c, and b is the output of the kernel just before c (a backend may then
+        // compute c in b's kernel, CUDA's DGELU epilogue); d is a graph output: it may take c's slot, c is no output
+        assertEquals(Map.of("c", "b", "d", "c"), p.inPlace());
+        assertEquals(p.offset("b"), p.offset("c"));
         assertEquals(p.offset("c"), p.offset("d"));
-        // a, b live together; then c replaces a: two slots of 8 KiB
+        // a, b live together; then c replaces b: two slots of 8 KiB
         assertEquals(2 * 64 * 32 * 4, p.arenaBytes());
+        // with neither input made just before, the first that dies there
+        MemoryPlan first = plan("""
+                  %x = input {name="x"} : f32[64,32]
+                  %y = input {name="y"} : f32[64,32]
+                  %a = exp(%x) : f32[64,32]
+                  %b = tanh(%y) : f32[64,32]
+                  %e = reduce_sum(%x) {axes=[1], keepdims=true} : f32[64,1]
+                  %c = mul(%a, %b) : f32[64,32]
+                  %d = add(%c, %e) : f32[64,32]
+                  return %d
+                """);
+        assertEquals("a", first.inPlace().get("c"));
     }
 
     @Test

@@ -48,6 +48,10 @@ public final class CublasLtGemm implements AutoCloseable {
         if (s.epilogue().hasBias()) {
             lt.matmulDescSetInt(desc, CublasLt.MATMUL_DESC_BIAS_DATA_TYPE, s.biasType().cuda);
         }
+        if (s.epilogue().hasAux()) {
+            // laid out as D: cuBLASLt's column-major (n x m), our rows ldd apart; its dtype is D's (the default)
+            lt.matmulDescSetLong(desc, CublasLt.MATMUL_DESC_EPILOGUE_AUX_LD, s.ldd());
+        }
         // our B: stored (k×n) row-major = col-major (n×k), ld n; or (n×k) row-major = col-major (k×n), ld k
         aLayout = s.transB() ? layout(s.abType(), s.k(), s.n(), s.k(), (long) s.k() * s.n())
                 : layout(s.abType(), s.n(), s.k(), s.n(), (long) s.k() * s.n());
@@ -157,7 +161,8 @@ public final class CublasLtGemm implements AutoCloseable {
     /**
      * Runs on {@code stream} with the best candidate. Pointers are device addresses; {@code c}
      * may equal {@code d} (in-place residual) and is ignored when beta is 0; {@code bias} is
-     * read only when the epilogue has one.
+     * read only when the epilogue has one, and is the auxiliary matrix (D's shape and layout) when
+     * the epilogue has that instead (GELU_AUX writes it, DGELU reads it).
      */
     public void run(CudaStream stream, long a, long b, long c, long d, long bias, float alpha, float beta,
                     long workspace, long workspaceBytes) {
@@ -178,6 +183,8 @@ public final class CublasLtGemm implements AutoCloseable {
         if (spec.epilogue().hasBias()) {
             // the attribute is read at each cublasLtMatmul, so setting it per call is cheap and safe
             lt.matmulDescSetLong(desc, CublasLt.MATMUL_DESC_BIAS_POINTER, bias);
+        } else if (spec.epilogue().hasAux()) {
+            lt.matmulDescSetLong(desc, CublasLt.MATMUL_DESC_EPILOGUE_AUX_POINTER, bias);
         }
         lt.matmul(handle, desc, alpha, b, aLayout, a, bLayout, beta, c == 0 ? d : c, cLayout, d, dLayout, algo,
                 workspace, workspaceBytes, stream.handle());

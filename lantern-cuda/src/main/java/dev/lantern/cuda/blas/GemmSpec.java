@@ -19,6 +19,10 @@ public record GemmSpec(int m, int n, int k, int batch, boolean transA, boolean t
         if (epilogue.hasBias() && biasType == null) {
             throw new IllegalArgumentException("epilogue " + epilogue + " needs a bias type");
         }
+        if (epilogue.hasAux() && (ldd % 8 != 0 || batch != 1 || cdType == DataType.F32)) {
+            throw new IllegalArgumentException("epilogue " + epilogue + " needs one 16-bit D with rows a multiple of 8 elements apart"
+                    + " (cuBLASLt's auxiliary matrix): batch " + batch + ", ldd " + ldd + ", " + cdType);
+        }
         if (ldd < n) {
             throw new IllegalArgumentException("GEMM leading dimension of D " + ldd + " is less than n=" + n);
         }
@@ -68,18 +72,30 @@ public record GemmSpec(int m, int n, int k, int batch, boolean transA, boolean t
 
     /** cublasLtEpilogue_t values; bias is per output column (length n). */
     public enum Epilogue {
-        NONE(1, false), RELU(2, false), BIAS(4, true), RELU_BIAS(6, true), GELU(32, false), GELU_BIAS(36, true);
+        NONE(1, false, false), RELU(2, false, false), BIAS(4, true, false), RELU_BIAS(6, true, false), GELU(32, false, false),
+        GELU_BIAS(36, true, false),
+        /** GELU(tanh) of the product into D, and the product itself (GELU's input) into the auxiliary matrix: a training forward. */
+        GELU_AUX(32 | 128, false, true),
+        /** The product times GELU(tanh)'s derivative at the auxiliary matrix (GELU's input): its backward, dy · gelu'(x). */
+        DGELU(64 | 128, false, true);
 
         public final int cublas;
         private final boolean bias;
+        private final boolean aux;
 
-        Epilogue(int cublas, boolean bias) {
+        Epilogue(int cublas, boolean bias, boolean aux) {
             this.cublas = cublas;
             this.bias = bias;
+            this.aux = aux;
         }
 
         public boolean hasBias() {
             return bias;
+        }
+
+        /** Whether the epilogue reads or writes an auxiliary matrix shaped and laid out as D (rows {@code ldd} apart). */
+        public boolean hasAux() {
+            return aux;
         }
     }
 }

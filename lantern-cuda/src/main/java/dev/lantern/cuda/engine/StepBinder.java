@@ -58,8 +58,8 @@ final class StepBinder {
         long b = bound(gs, "B", gs.b(), LaunchContract.gemmBytes(sp, 'B'), LaunchContract.GEMM_ALIGNMENT);
         long c = gs.c() == null ? 0 : bound(gs, "C", gs.c(), LaunchContract.gemmBytes(sp, 'D'), LaunchContract.GEMM_ALIGNMENT);
         long d = bound(gs, "D", gs.d(), LaunchContract.gemmBytes(sp, 'D'), LaunchContract.GEMM_ALIGNMENT);
-        long bias = gs.bias() == null ? 0
-                : bound(gs, "bias", gs.bias(), (long) sp.n() * sp.biasType().bytes, LaunchContract.GEMM_ALIGNMENT);
+        long bias = gs.bias() != null ? bound(gs, "bias", gs.bias(), (long) sp.n() * sp.biasType().bytes, LaunchContract.GEMM_ALIGNMENT)
+                : gs.aux() != null ? bound(gs, "aux", gs.aux(), LaunchContract.gemmBytes(sp, 'D'), LaunchContract.GEMM_ALIGNMENT) : 0;
         float beta = gs.beta();
         Allocation workspace = buffers.workspace();
         long ws = workspace.address();

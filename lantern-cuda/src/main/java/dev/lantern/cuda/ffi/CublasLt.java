@@ -38,6 +38,10 @@ public final class CublasLt {
     public static final int MATMUL_DESC_EPILOGUE = 7;
     public static final int MATMUL_DESC_BIAS_POINTER = 8;
     public static final int MATMUL_DESC_BIAS_DATA_TYPE = 26;
+    /** The epilogue's auxiliary matrix (GELU_AUX writes the GELU input there, DGELU reads it): a device pointer. */
+    public static final int MATMUL_DESC_EPILOGUE_AUX_POINTER = 11;
+    /** The auxiliary matrix's leading dimension in elements (int64; a multiple of 8, at least D's rows). */
+    public static final int MATMUL_DESC_EPILOGUE_AUX_LD = 12;
     // cublasLtEpilogue_t
     public static final int EPILOGUE_DEFAULT = 1;
     public static final int EPILOGUE_RELU = 2;
@@ -45,6 +49,8 @@ public final class CublasLt {
     public static final int EPILOGUE_RELU_BIAS = 6;
     public static final int EPILOGUE_GELU = 32;
     public static final int EPILOGUE_GELU_BIAS = 36;
+    public static final int EPILOGUE_GELU_AUX = 32 | 128;
+    public static final int EPILOGUE_DGELU = 64 | 128;
     // cublasLtMatrixLayoutAttribute_t
     public static final int LAYOUT_TYPE = 0;
     public static final int LAYOUT_ORDER = 1;

@@ -98,6 +98,7 @@ public final class CudaLowering {
                         see.accept(g.c());
                         see.accept(g.d());
                         see.accept(g.bias());
+                        see.accept(g.aux());
                     }
                     case Step.Launch l -> l.args().forEach(a -> {
                         if (a instanceof Step.Ptr p) {

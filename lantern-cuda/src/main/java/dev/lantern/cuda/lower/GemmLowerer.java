@@ -117,7 +117,14 @@ final class GemmLowerer implements KernelLowerer {
         int ldd = paddedLdd(spec, c != null);
         int nGemm = paddedN(spec, c != null);
         ldd = Math.max(ldd, nGemm);
-        if (ldd == nn) {
+        GeluEpilogue.Fold fold = epi == GemmSpec.Epilogue.NONE && c == null && residuals.isEmpty() && gemmBatch == 1 && ldd == nn
+                ? GeluEpilogue.find(k, d, cx) : null;
+        if (fold != null) {
+            // the GELU (or its gradient) that follows in the training step, in cuBLASLt's epilogue: that kernel is not launched
+            spec = new GemmSpec(m, nn, kk, 1, ta, tb, gemmType(a.dtype()), gemmType(d.dtype()), fold.epilogue(), null);
+            cx.folded.add(fold.absorbed().name());
+            cx.steps.add(new Step.Gemm(cx.kernel, spec, a.buf(), b.buf(), null, fold.d().buf(), null, 0f, 0, fold.aux()));
+        } else if (ldd == nn) {
             cx.steps.add(new Step.Gemm(cx.kernel, spec, a.buf(), b.buf(), c, d.buf(), epi.hasBias() ? bias.buf() : null, c == null ? 0f : 1f));
         } else {
             // An N that is not a multiple of 8 (a 50257-wide vocabulary) leaves cuBLASLt only slow kernels:

@@ -210,9 +210,10 @@ final class GradientLowerer implements KernelLowerer {
         if (size == 0 || inner == 0 || outer == 0) {
             throw new CodegenException("scatter_add into an empty table " + os + " has nothing to compute on CUDA");
         }
-        if (ScatterAddTableSpec.applies(size)) {
+        if (ScatterAddTableSpec.applies(size) && !"false".equals(System.getProperty("lantern.scatter.table"))) {
             // a small table (a small vocabulary's embedding gradient): each CTA keeps the whole table's rows for its columns
             // and one chunk of ids in shared memory, then the chunks' tables are added in order; one read of the updates
+            // (the system property lantern.scatter.table=false keeps the sorted form, for A/B timing)
             ScatterAddTableSpec partial = new ScatterAddTableSpec("lt_scatter_table", ScatterAddTableSpec.Stage.PARTIAL, outer, count, size,
                     inner, o.dtype(), ids.dtype());
             long bytes = partial.workspaceBytes();

@@ -76,6 +76,9 @@ public final class LaunchContract {
                         }
                         fits(model, i, s, "bias", g.bias(), (long) sp.n() * sp.biasType().bytes);
                     }
+                    if (g.aux() != null) {
+                        fits(model, i, s, "aux", g.aux(), gemmBytes(sp, 'D'));
+                    }
                 }
             }
         }

@@ -58,13 +58,22 @@ public sealed interface Step permits Step.Launch, Step.Gemm {
 
     /**
      * {@code d = a·b (+ bias) (epilogue) + beta·c}, row-major (see {@link GemmSpec}); {@code c}
-     * and {@code bias} may be null.
+     * and {@code bias} may be null; {@code aux} is the auxiliary matrix of a GELU_AUX or DGELU
+     * epilogue (D's shape and layout), else null.
      */
-    record Gemm(int kernel, GemmSpec spec, Buf a, Buf b, Buf c, Buf d, Buf bias, float beta, long aOffset) implements Step {
+    record Gemm(int kernel, GemmSpec spec, Buf a, Buf b, Buf c, Buf d, Buf bias, float beta, long aOffset, Buf aux) implements Step {
         public Gemm {
             if (aOffset < 0) {
                 throw new IllegalArgumentException("negative A offset " + aOffset);
             }
+            if (spec.epilogue().hasAux() != (aux != null)) {
+                throw new IllegalArgumentException("epilogue " + spec.epilogue() + (aux == null ? " needs" : " takes no") + " auxiliary matrix");
+            }
+        }
+
+        /** No auxiliary matrix. */
+        public Gemm(int kernel, GemmSpec spec, Buf a, Buf b, Buf c, Buf d, Buf bias, float beta, long aOffset) {
+            this(kernel, spec, a, b, c, d, bias, beta, aOffset, null);
         }
 
         /** A from the start of its buffer. */

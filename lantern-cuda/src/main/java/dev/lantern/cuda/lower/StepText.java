@@ -58,7 +58,8 @@ public final class StepText {
                 yield b.toString();
             }
             case Step.Gemm g -> "k" + g.kernel() + " gemm " + g.spec() + " a " + g.a() + (g.aOffset() > 0 ? "+" + g.aOffset() : "") + " b " + g.b() + " c " + g.c()
-                    + " d " + g.d() + " bias " + g.bias() + " beta " + g.beta();
+                    + " d " + g.d() + " bias " + g.bias() + " beta " + g.beta()
+                    + (g.aux() == null ? "" : " aux " + g.aux());
         };
     }
 }

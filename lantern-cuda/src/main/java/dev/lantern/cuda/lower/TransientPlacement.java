@@ -48,7 +48,7 @@ final class TransientPlacement {
                     yield new Step.Launch(l.kernel(), l.spec(), l.source(), args);
                 }
                 case Step.Gemm g -> new Step.Gemm(g.kernel(), g.spec(), placed(g.a(), offset), placed(g.b(), offset),
-                        placed(g.c(), offset), placed(g.d(), offset), placed(g.bias(), offset), g.beta(), g.aOffset());
+                        placed(g.c(), offset), placed(g.d(), offset), placed(g.bias(), offset), g.beta(), g.aOffset(), placed(g.aux(), offset));
             });
         }
         return new Placed(out, plan);
@@ -67,7 +67,7 @@ final class TransientPlacement {
                 }
             });
             case Step.Gemm g -> {
-                for (Buf b : new Buf[] {g.a(), g.b(), g.c(), g.d(), g.bias()}) {
+                for (Buf b : new Buf[] {g.a(), g.b(), g.c(), g.d(), g.bias(), g.aux()}) {
                     if (b != null) {
                         r.add(b);
                     }
