@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
  */
 public sealed interface KernelSpec
         permits ElementwiseSpec, CastSpec, NormSpec, SoftmaxSpec, RopeSpec, PermuteSpec, AttentionSpec, StridedCopySpec, GatherSpec,
-                RowGradSpec, CrossEntropySpec, ReduceSpec, ScatterAddSpec, ScatterAddSortedSpec, ScatterAddTableSpec, AttentionBackwardSpec,
+                RowGradSpec, CrossEntropySpec, ReduceSpec, ScatterAddSpec, ScatterAddSortedSpec, AttentionBackwardSpec,
                 NormWeightGradSpec, NormBackwardSpec {
 
     /** The kernel's entry name: a C identifier, unique within one module. */

@@ -8,7 +8,6 @@ import dev.lantern.cuda.codegen.NormBackwardSpec;
 import dev.lantern.cuda.codegen.ReduceSpec;
 import dev.lantern.cuda.codegen.RowGradSpec;
 import dev.lantern.cuda.codegen.ScatterAddSortedSpec;
-import dev.lantern.cuda.codegen.ScatterAddTableSpec;
 import dev.lantern.cuda.codegen.ScatterAddSpec;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Node;
@@ -209,19 +208,6 @@ final class GradientLowerer implements KernelLowerer {
         long count = Math.max(1, ids.shape().numel());
         if (size == 0 || inner == 0 || outer == 0) {
             throw new CodegenException("scatter_add into an empty table " + os + " has nothing to compute on CUDA");
-        }
-        if (ScatterAddTableSpec.applies(size) && !"false".equals(System.getProperty("lantern.scatter.table"))) {
-            // a small table (a small vocabulary's embedding gradient): each CTA keeps the whole table's rows for its columns
-            // and one chunk of ids in shared memory, then the chunks' tables are added in order; one read of the updates
-            // (the system property lantern.scatter.table=false keeps the sorted form, for A/B timing)
-            ScatterAddTableSpec partial = new ScatterAddTableSpec("lt_scatter_table", ScatterAddTableSpec.Stage.PARTIAL, outer, count, size,
-                    inner, o.dtype(), ids.dtype());
-            long bytes = partial.workspaceBytes();
-            Buf ws = cx.transientBuf(bytes);
-            cx.launch(partial, List.of(ptr(upd), ptr(ids), new Step.Ptr(ws, bytes), new Step.I64(outer * partial.colBlocks() * partial.chunks())));
-            cx.launch(new ScatterAddTableSpec("lt_scatter_table", ScatterAddTableSpec.Stage.FINISH, outer, count, size, inner, o.dtype(),
-                    ids.dtype()), List.of(new Step.Ptr(ws, bytes), ptr(o), new Step.I64(outer * size * inner)));
-            return;
         }
         if (ScatterAddSortedSpec.applies(count, size, cx.target)) {
             // ids sorted by (row, position) once, then each row finds its ids by binary search: count x inner work,

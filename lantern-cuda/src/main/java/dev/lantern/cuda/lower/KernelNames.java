@@ -19,7 +19,6 @@ import dev.lantern.cuda.codegen.NormWeightGradSpec;
 import dev.lantern.cuda.codegen.NormBackwardSpec;
 import dev.lantern.cuda.codegen.ReduceSpec;
 import dev.lantern.cuda.codegen.ScatterAddSortedSpec;
-import dev.lantern.cuda.codegen.ScatterAddTableSpec;
 import dev.lantern.cuda.codegen.ScatterAddSpec;
 
 /**
@@ -62,8 +61,6 @@ public final class KernelNames {
                     x.dyDtype(), x.outDtype(), x.residual());
             case ScatterAddSpec x -> new ScatterAddSpec(n, x.outer(), x.count(), x.size(), x.inner(), x.dtype(), x.idsType());
             case ScatterAddSortedSpec x -> new ScatterAddSortedSpec(n, x.stage(), x.outer(), x.count(), x.size(), x.inner(), x.dtype(),
-                    x.idsType());
-            case ScatterAddTableSpec x -> new ScatterAddTableSpec(n, x.stage(), x.outer(), x.count(), x.size(), x.inner(), x.dtype(),
                     x.idsType());
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
                     x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys(), x.group(), x.masked(), x.lse());
