@@ -46,11 +46,13 @@ final class InPlace {
                 continue;
             }
             Buffer out = life.get(k.output().value());
-            Buffer over = null;
+            Buffer over = null; // the first eligible input, unless a later one was made by the kernel just before k
             for (Operand in : k.inputs()) {
                 Buffer x = life.get(in.storage());
-                if (x != null && eligible(k, in, x, out) && !outputs.contains(x.value())
-                        && (over == null || x.first() == k.index() - 1 && over.first() != k.index() - 1)) {
+                if (x == null || !eligible(k, in, x, out) || outputs.contains(x.value())) {
+                    continue;
+                }
+                if (over == null || madeJustBefore(x, k) && !madeJustBefore(over, k)) {
                     over = x;
                 }
             }
@@ -59,6 +61,10 @@ final class InPlace {
             }
         }
         return taken;
+    }
+
+    private static boolean madeJustBefore(Buffer x, Kernel k) {
+        return x.first() == k.index() - 1;
     }
 
     private static boolean eligible(Kernel k, Operand in, Buffer x, Buffer out) {
