@@ -115,9 +115,12 @@ class PrometheusServerTest {
                 fail("prometheus exited with " + p.exitValue() + ": " + Files.readString(dir.resolve("prometheus.log")));
             }
             try {
-                double v = query(api, expr);
-                if (!Double.isNaN(v)) {
-                    return v;
+                // 503 until Prometheus is ready (its storage still opening): keep polling, as for a refused connection
+                if (Scrape.get(api.substring(0, api.indexOf("/api/")) + "/-/ready").statusCode() == 200) {
+                    double v = query(api, expr);
+                    if (!Double.isNaN(v)) {
+                        return v;
+                    }
                 }
             } catch (IOException notUpYet) {
                 // the web server is still starting
