@@ -27,9 +27,8 @@ import static dev.lantern.cpu.CpuConfig.F;
  * native; keep it so. Deriving both panel offsets from one int induction variable (so that C2 could
  * drop the check on each scalar A load, which JFR shows) was tried on 2026-12-02 and was slower: cpu-small's
  * two big GEMMs at one thread 0.91-0.92 ms → 0.96-0.98 ms, alternating runs of both builds.
- * A's scalar loads come from a heap array with an int loop instead (2026-12-02): the kernel alone runs
- * as fast as from interleaved native panels (201 vs 201 GFLOP/s, one core, A block in L2), and
- * packing A became a row copy instead of an 8-row transposition (JFR: packA was 6 % of cpu-small).
+ * A's scalar loads come from a heap array with an int loop instead (2026-12-02). Packed into MR-row
+ * panels there ({@link #PACKED_A}), one index register addresses every broadcast of a step.
  * Reading A's rows in place from the native tensor instead ran at 100–150 GFLOP/s.
  */
 final class GemmKernel {
@@ -60,19 +59,24 @@ final class GemmKernel {
     }
 
     /**
-     * Whether {@link Gemm} packs A into MR-row panels, A[r, p] at {@code panel + MR·p + r} (the 4-row
-     * tile on AVX2), rather than copying its rows ({@link #run}'s layout, which the 8-row tile reads
-     * as fast as a packed panel: 201 vs 201 GFLOP/s on AVX-512).
+     * Whether {@link Gemm} packs A into MR-row panels, A[r, p] at {@code panel + MR·p + r}, rather
+     * than copying its rows ({@link #run}'s layout, which the attention kernels still use): always
+     * with vectors. The 4-row tile on AVX2 needs it (84–90 against 58–60 GFLOP/s); the 8-row tile ran
+     * both layouts at 201 GFLOP/s on an AMD EPYC with AVX-512 (2026-12-02), and the packed one at 224
+     * against 192 on an Intel Xeon with AVX-512 (2026-12-03, kernel alone, one core; GPT-2 b1 10 %
+     * less CPU per forward, cpu-small 5.6 %, decoder-small 6.9 %: {@code scripts/bench/cpu-ab.sh}).
      */
-    static final boolean PACKED_A = CpuConfig.VECTOR && MR == 4;
+    static final boolean PACKED_A = CpuConfig.VECTOR;
 
     /**
      * The micro-kernel on {@link Gemm}'s copy of A: with {@link #PACKED_A}, {@code ao} is the panel's
      * offset plus MR·p0 for the K block's first column p0 (lda unused); otherwise {@link #run}.
      */
     static void runPacked(float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
-        if (PACKED_A) {
+        if (PACKED_A && MR == 4) {
             vector4Packed(a, ao, bp, bo * 4L, kc, c, co, ldc, accumulate);
+        } else if (PACKED_A) {
+            vector8Packed(a, ao, bp, bo * 4L, kc, c, co, ldc, accumulate);
         } else {
             run(MR, a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
         }
@@ -140,6 +144,83 @@ final class GemmKernel {
             c60 = x.fma(b0, c60);
             c61 = x.fma(b1, c61);
             x = FloatVector.broadcast(F, a[a7 + p]);
+            c70 = x.fma(b0, c70);
+            c71 = x.fma(b1, c71);
+        }
+        c00.intoArray(c, co);
+        c01.intoArray(c, co + w);
+        c10.intoArray(c, co + ldc);
+        c11.intoArray(c, co + ldc + w);
+        c20.intoArray(c, co + 2 * ldc);
+        c21.intoArray(c, co + 2 * ldc + w);
+        c30.intoArray(c, co + 3 * ldc);
+        c31.intoArray(c, co + 3 * ldc + w);
+        c40.intoArray(c, co + 4 * ldc);
+        c41.intoArray(c, co + 4 * ldc + w);
+        c50.intoArray(c, co + 5 * ldc);
+        c51.intoArray(c, co + 5 * ldc + w);
+        c60.intoArray(c, co + 6 * ldc);
+        c61.intoArray(c, co + 6 * ldc + w);
+        c70.intoArray(c, co + 7 * ldc);
+        c71.intoArray(c, co + 7 * ldc + w);
+    }
+
+    /**
+     * {@link #vector} on a packed A panel: A[r, p] at {@code ai + 8·p + r}, as {@link #vector4Packed}
+     * for four rows. One index addresses all eight broadcasts: 224 against 192 GFLOP/s for the row
+     * streams, kernel alone, one core of an Intel Xeon with AVX-512, 2026-12-03 (on the AMD EPYC of
+     * 2026-12-02 both ran 201).
+     */
+    static void vector8Packed(float[] a, int ai, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
+        final int w = F.length();
+        FloatVector c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71;
+        if (accumulate) {
+            c00 = FloatVector.fromArray(F, c, co);
+            c01 = FloatVector.fromArray(F, c, co + w);
+            c10 = FloatVector.fromArray(F, c, co + ldc);
+            c11 = FloatVector.fromArray(F, c, co + ldc + w);
+            c20 = FloatVector.fromArray(F, c, co + 2 * ldc);
+            c21 = FloatVector.fromArray(F, c, co + 2 * ldc + w);
+            c30 = FloatVector.fromArray(F, c, co + 3 * ldc);
+            c31 = FloatVector.fromArray(F, c, co + 3 * ldc + w);
+            c40 = FloatVector.fromArray(F, c, co + 4 * ldc);
+            c41 = FloatVector.fromArray(F, c, co + 4 * ldc + w);
+            c50 = FloatVector.fromArray(F, c, co + 5 * ldc);
+            c51 = FloatVector.fromArray(F, c, co + 5 * ldc + w);
+            c60 = FloatVector.fromArray(F, c, co + 6 * ldc);
+            c61 = FloatVector.fromArray(F, c, co + 6 * ldc + w);
+            c70 = FloatVector.fromArray(F, c, co + 7 * ldc);
+            c71 = FloatVector.fromArray(F, c, co + 7 * ldc + w);
+        } else {
+            c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = FloatVector.zero(F);
+        }
+        final long vb = w * 4L;
+        for (int p = 0; p < kc; p++, b += 2 * vb) {
+            final int i = ai + 8 * p;
+            FloatVector b0 = FloatVector.fromMemorySegment(F, bp, b, LE);
+            FloatVector b1 = FloatVector.fromMemorySegment(F, bp, b + vb, LE);
+            FloatVector x = FloatVector.broadcast(F, a[i]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(F, a[i + 1]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(F, a[i + 2]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(F, a[i + 3]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+            x = FloatVector.broadcast(F, a[i + 4]);
+            c40 = x.fma(b0, c40);
+            c41 = x.fma(b1, c41);
+            x = FloatVector.broadcast(F, a[i + 5]);
+            c50 = x.fma(b0, c50);
+            c51 = x.fma(b1, c51);
+            x = FloatVector.broadcast(F, a[i + 6]);
+            c60 = x.fma(b0, c60);
+            c61 = x.fma(b1, c61);
+            x = FloatVector.broadcast(F, a[i + 7]);
             c70 = x.fma(b0, c70);
             c71 = x.fma(b1, c71);
         }

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Every register tile of the micro-kernel (8 rows for 32 vector registers; 4 for AVX2's 16, on rows
- * read in place and on a packed 4-row panel), each on whatever machine runs the tests, against a
+ * read in place and on a packed panel of 4 or 8 rows), each on whatever machine runs the tests, against a
  * float64 reference on seeded random panels: odd kc, A rows at a padded stride (or packed, at an
  * offset), C at an offset inside a wider tile, overwritten (C poisoned first) or accumulated.
  */
@@ -23,7 +23,8 @@ class GemmKernelTest {
     @ParameterizedTest(name = "rows={0} packed={1} kc={2} accumulate={3} seed={4}")
     @CsvSource({"4, false, 1, false, 1", "4, false, 37, true, 2", "4, false, 256, false, 3", "4, false, 255, true, 4",
             "8, false, 1, true, 5", "8, false, 41, false, 6", "8, false, 256, true, 7", "8, false, 129, false, 8",
-            "4, true, 1, true, 9", "4, true, 67, false, 10", "4, true, 256, true, 11", "4, true, 193, false, 12"})
+            "4, true, 1, true, 9", "4, true, 67, false, 10", "4, true, 256, true, 11", "4, true, 193, false, 12",
+            "8, true, 1, false, 13", "8, true, 97, true, 14", "8, true, 256, false, 15", "8, true, 211, true, 16"})
     void matchesTheFloat64Reference(int rows, boolean packed, int kc, boolean accumulate, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
         int lda = kc + 7;
@@ -51,14 +52,18 @@ class GemmKernelTest {
         }
         float[] before = c.clone();
         if (packed && CpuConfig.VECTOR) {
-            // the same A as a packed 4-row panel: A[r, p] at ao + 4·p + r
-            float[] panel = new float[ao + 4 * kc];
+            // the same A as a packed panel of `rows` rows: A[r, p] at ao + rows·p + r
+            float[] panel = new float[ao + rows * kc];
             for (int i = 0; i < rows; i++) {
                 for (int p = 0; p < kc; p++) {
-                    panel[ao + 4 * p + i] = a[ao + i * lda + p];
+                    panel[ao + rows * p + i] = a[ao + i * lda + p];
                 }
             }
-            GemmKernel.vector4Packed(panel, ao, bp, bo * 4, kc, c, co, ldc, accumulate);
+            if (rows == 4) {
+                GemmKernel.vector4Packed(panel, ao, bp, bo * 4, kc, c, co, ldc, accumulate);
+            } else {
+                GemmKernel.vector8Packed(panel, ao, bp, bo * 4, kc, c, co, ldc, accumulate);
+            }
         } else {
             GemmKernel.run(rows, a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
         }
