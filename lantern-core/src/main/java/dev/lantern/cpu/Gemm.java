@@ -34,7 +34,7 @@ public final class Gemm {
     /** 160 rows (a multiple of MR = 4 or 8): the A block, MC × KC f32 = 160 KB, stays in L2. */
     static final int MC = 160;
     static final int NC = 16 * NR;
-    /** How many tiles of C per thread the column blocks are narrowed to at most (with more than one thread; 2 measured the same). */
+    /** How many tiles of C per thread {@link GemmTiles} aims at (with more than one thread; 2 measured the same). */
     static final long TILES_PER_THREAD = 4;
 
     /** A matrix operand: element (i, j) at element index {@code offset + i·rowStride + j·colStride}. */
@@ -262,26 +262,18 @@ public final class Gemm {
         });
         // 2. tiles of C
         float[] biasF = Rows.vector(ep.bias());
-        // Narrow the column blocks until there are a few tiles per thread (cpu-small's 256 × 256
-        // GEMMs would otherwise be 3 tiles on 2 threads). Not at one thread, where narrower tiles
-        // only re-stream A more often: cpu-small 6.6 % and encoder-small 5 % less CPU per forward
-        // (median of 1500-2200 interleaved forwards of both builds in one JVM, 2026-12-02).
+        // Row blocks of up to MC rows, even (a multiple of MR each): M = 128 is 2 × 66 rows, not
+        // 120 + 8, whose second tile ran a third of its micro-kernels on padding; columns: GemmTiles.
         int mTiles = (m + MC - 1) / MC;
-        // even row blocks (a multiple of MR each): M = 128 is 2 × 66 rows, not 120 + 8, whose
-        // second tile ran a third of its micro-kernels on padding
         int mcBlock = ((m + mTiles - 1) / mTiles + MR - 1) / MR * MR;
-        int nc = NC;
-        while (CpuConfig.THREADS > 1 && nc > 2 * NR && (long) batches * mTiles * ((n + nc - 1) / nc) < TILES_PER_THREAD * CpuConfig.THREADS) {
-            nc /= 2;
-        }
-        int ncBlock = nc;
-        int nTiles = (n + nc - 1) / nc;
+        int[] cols = GemmTiles.columns(n, (long) batches * mTiles, CpuConfig.THREADS);
+        int nTiles = cols.length - 1;
         Parallel.forEach(batches * mTiles * nTiles, task -> {
             int nt = task % nTiles;
             int mt = task / nTiles % mTiles;
             int t = task / nTiles / mTiles;
             tile(ap, (int) (aIndex[t] * aSize), lda, bp, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], res2, r2Off[t], biasF, ep,
-                    mt * mcBlock, Math.min(mcBlock, m - mt * mcBlock), nt * ncBlock, Math.min(ncBlock, n - nt * ncBlock), k);
+                    mt * mcBlock, Math.min(mcBlock, m - mt * mcBlock), cols[nt], cols[nt + 1] - cols[nt], k);
         });
     }
 
