@@ -15,11 +15,11 @@ import static dev.lantern.cpu.GemmKernel.NR;
 /**
  * Batched GEMM, C = epilogue(op(A)·op(B)), Goto/BLIS style:
  * <ol>
- * <li>A and B are packed once per distinct batch, in parallel: A copied row by row into a heap
- *     array (f32, row stride {@link #lda}, rows padded to MR with zeros), which the micro-kernel
- *     reads in place; B into (KC × NR) panels (f32, zero-padded); no task packs anything and
+ * <li>A and B are packed once per distinct batch, in parallel: A into a heap array (f32, MR-row
+ *     panels, A[r, p] at panel + MR·p + r, rows padded to MR with zeros; without vectors, rows at
+ *     stride {@link #lda}); B into (KC × NR) panels (f32, zero-padded); no task packs anything and
  *     packing costs O(MK + KN);
- * <li>tasks are (batch, MC-row block, NC-column block) tiles of C, handed out dynamically; per K
+ * <li>tasks are (batch, MC-row block, column block: {@link GemmTiles}) tiles of C, handed out dynamically; per K
  *     block a task runs the MR × NR (8 × 2 vectors, 4 × 2 on AVX2) micro-kernel over its panels into a per-thread f32
  *     tile buffer (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 160 KB, in L2);
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row

@@ -10,7 +10,7 @@ import static dev.lantern.cpu.GemmKernel.NR;
  * bf16/f16 storage costs one conversion per element per block, not per FMA) and zero-padding the
  * ragged edges (so the micro-kernel never needs a tail). A B panel is built in a heap array and
  * copied into the native packing buffer in one call (no Vector API on heap memory: see
- * {@link GemmKernel}'s note); A stays row-major, in a heap array the micro-kernel reads in place.
+ * {@link GemmKernel}'s note); A goes into MR-row panels of a heap array ({@link GemmKernel#PACKED_A}).
  */
 final class GemmPacking {
     private GemmPacking() {}
