@@ -207,8 +207,9 @@ public final class Gemm {
     }
 
     /**
-     * A's row stride in its packed copy: k rounded up to 16, plus 16 when that is a multiple of 256
-     * floats, so that the micro-kernel's eight row streams do not map to one set of L1.
+     * A's row stride in its copy: k rounded up to 16, plus 16 when that is a multiple of 256 floats,
+     * so that eight row streams (the attention kernels' rows read in place; without vectors, every
+     * A) do not map to one set of L1. A packed MR-row panel spans MR·lda floats.
      */
     static int lda(int k) {
         int l = (k + 15) / 16 * 16;

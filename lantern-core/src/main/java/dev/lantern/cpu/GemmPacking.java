@@ -52,23 +52,9 @@ final class GemmPacking {
                     java.util.Arrays.fill(block, r * k, (r + 1) * k, 0f);
                 }
             }
-            int at = base + r0 * lda;
-            if (MR == 8) {
-                for (int p = 0, q = at; p < k; p++, q += 8) {
-                    ap[q] = block[p];
-                    ap[q + 1] = block[k + p];
-                    ap[q + 2] = block[2 * k + p];
-                    ap[q + 3] = block[3 * k + p];
-                    ap[q + 4] = block[4 * k + p];
-                    ap[q + 5] = block[5 * k + p];
-                    ap[q + 6] = block[6 * k + p];
-                    ap[q + 7] = block[7 * k + p];
-                }
-            } else {
-                for (int p = 0, q = at; p < k; p++, q += MR) {
-                    for (int r = 0; r < MR; r++) {
-                        ap[q + r] = block[r * k + p];
-                    }
+            for (int p = 0, q = base + r0 * lda; p < k; p++, q += MR) {
+                for (int r = 0; r < MR; r++) {
+                    ap[q + r] = block[r * k + p];
                 }
             }
         }
