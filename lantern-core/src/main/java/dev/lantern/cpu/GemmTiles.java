@@ -23,6 +23,10 @@ final class GemmTiles {
      * number of panels but the last, which ends at n.
      */
     static int[] columns(int n, long rowTiles, int threads) {
+        if (n < 1 || rowTiles < 1 || threads < 1) {
+            throw new IllegalArgumentException("column tiles need n, row tiles and threads >= 1, found "
+                    + n + ", " + rowTiles + " and " + threads);
+        }
         int panels = (n + NR - 1) / NR;
         int perTile = Gemm.NC / NR;
         int tiles = (panels + perTile - 1) / perTile;

@@ -6,6 +6,7 @@ import java.util.SplittableRandom;
 
 import static dev.lantern.cpu.GemmKernel.NR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** GemmTiles' column split: whole panels, at most NC wide, covering [0, n), balanced over the threads where it can be. */
@@ -50,5 +51,14 @@ class GemmTilesTest {
             wide = Math.max(wide, b[t + 1] - b[t]);
         }
         assertTrue(wide - narrow <= NR, "tile widths " + narrow + ".." + wide);
+    }
+
+    @Test
+    void refusesAnEmptyCOrNoThreads() {
+        // Gemm returns before splitting an empty C; asked directly, the split names what it needs
+        for (int[] bad : new int[][] {{0, 1, 2}, {-3, 1, 1}, {64, 0, 2}, {64, 1, 0}}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GemmTiles.columns(bad[0], bad[1], bad[2]));
+            assertTrue(e.getMessage().contains(">= 1"), e.getMessage());
+        }
     }
 }
