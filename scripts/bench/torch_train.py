@@ -83,6 +83,10 @@ def make_step(name, impl, vocab, device="cuda"):
     return step, m, opt, b * s
 
 
+def median(xs):
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+
 def run(name, impl, steps, warmups, vocab):
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
@@ -94,15 +98,19 @@ def run(name, impl, steps, warmups, vocab):
     first_call = time.time() - t0
     for _ in range(warmups):
         step()
-    times, last = [], first
+    times, walls, last = [], [], first
     for _ in range(steps):
         a, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        w0 = time.perf_counter()
         a.record(); loss = step(); e.record(); e.synchronize()
+        walls.append((time.perf_counter() - w0) * 1e3)  # the host's wall time of the step, as Lantern's step_ms
         times.append(a.elapsed_time(e))
         last = loss.item()
     times.sort()
-    med = times[len(times) // 2] if len(times) % 2 else (times[len(times) // 2 - 1] + times[len(times) // 2]) / 2
+    walls.sort()
+    med = median(times)
     print(json.dumps({"case": name, "impl": impl, "step_ms": round(med, 4), "step_ms_min": round(times[0], 4),
+                      "wall_ms": round(median(walls), 4), "wall_ms_min": round(walls[0], 4),
                       "tokens_per_s": round(tokens / (med / 1e3)), "peak_mib": round(torch.cuda.max_memory_allocated() / 2**20),
                       "first_loss": round(first, 5), "last_loss": round(last, 5), "first_call_s": round(first_call, 2)}), flush=True)
     del m, opt, step

@@ -26,7 +26,9 @@ import java.util.Set;
  * [--mode graph|compiled|eager] [--amp none|bf16|f16] [--steps N] [--warmups W] [--vocab V] [--seed N]
  * [--deterministic] [--no-tune] [--trace FILE.json] [--json]}:
  * the training step of {@code lantern train} (one block as a language model on the generated task)
- * timed: W warm-up steps, then N timed ones; step time (median and best), tokens/s from the median,
+ * timed: W warm-up steps, then N timed ones; step time (median and best: the host's wall time from
+ * one step's start to its loss; on a GPU also {@code device_step_ms}, each step's span on the device
+ * timed by events as {@code scripts/bench/torch_train.py} times PyTorch's), tokens/s from the median,
  * and on a GPU the device memory the run holds at its peak (cuMemGetInfo after every step, less the
  * figure before the trainer opened: the session allocates its arena, weights and outputs once, so
  * the figure between steps is the step's) and the most its allocator held ({@code peak_alloc_bytes},
@@ -99,6 +101,8 @@ final class TrainBenchCommand {
                     }
                     if (i >= warmups) {
                         ms[i - warmups] = r.nanos() / 1e6;
+                    } else if (i == warmups - 1) {
+                        t.stepDeviceMillis(); // the warm-ups' spans are not timed steps
                     }
                     first = Double.isNaN(first) ? r.loss() : first;
                     last = r.loss();
@@ -106,7 +110,9 @@ final class TrainBenchCommand {
                 }
                 double[] sorted = ms.clone();
                 Arrays.sort(sorted);
-                double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+                double median = median(sorted);
+                double[] spans = t.stepDeviceMillis();
+                Arrays.sort(spans);
                 json.put("bench", "train");
                 json.put("config", name);
                 json.put("device", device.toString());
@@ -121,6 +127,9 @@ final class TrainBenchCommand {
                 json.put("step_ms", median);
                 json.put("step_ms_min", sorted[0]);
                 json.put("tokens_per_s", t.tokensPerStep() / (median / 1e3));
+                // the device's time of each step (events on its stream), as torch_train.py times PyTorch's
+                json.put("device_step_ms", spans.length == steps ? median(spans) : null);
+                json.put("device_step_ms_min", spans.length == steps ? spans[0] : null);
                 json.put("peak_device_bytes", gpu == null ? null : peak);
                 json.put("peak_alloc_bytes", t.devicePeakBytes() < 0 ? null : t.devicePeakBytes());
                 json.put("first_loss", first);
@@ -136,11 +145,17 @@ final class TrainBenchCommand {
         if (a.flag("json")) {
             out.println(Json.write(json));
         } else {
-            out.printf(Locale.ROOT, "bench train %s on %s (%s, %s): %.3f ms/step (median of %d, best %.3f), %.0f tokens/s%s%n",
+            out.printf(Locale.ROOT, "bench train %s on %s (%s, %s): %.3f ms/step (median of %d, best %.3f)%s, %.0f tokens/s%s%n",
                     name, device, json.get("mode"), json.get("amp"), (double) json.get("step_ms"), steps, (double) json.get("step_ms_min"),
+                    json.get("device_step_ms") instanceof Double d ? String.format(Locale.ROOT, ", %.3f ms on the device", d) : "",
                     (double) json.get("tokens_per_s"),
                     gpu == null ? "" : String.format(Locale.ROOT, ", peak device memory %,d bytes", (long) json.get("peak_device_bytes")));
         }
         return ExitStatus.OK;
+    }
+
+    private static double median(double[] sorted) {
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 }

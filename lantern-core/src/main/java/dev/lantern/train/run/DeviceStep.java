@@ -140,6 +140,17 @@ public interface DeviceStep extends AutoCloseable {
     /** The most device bytes the step's memory held at once (its allocator's figure), or -1 when unknown. */
     long peakBytes();
 
+    /**
+     * The device time of each {@link #step} since the last call, in milliseconds, in order: from the
+     * step's first work on its stream (the batch's upload) to the end of its optimizer, timed by
+     * events on that stream, as {@code torch.cuda.Event} times a PyTorch step. Waits for the last
+     * step's work. Time the host spends between steps is not in it; a step's wall time is. Empty
+     * where the device does not time its steps.
+     */
+    default double[] stepDeviceMillis() {
+        return new double[0];
+    }
+
     @Override
     void close();
 

@@ -179,6 +179,14 @@ public final class Trainer implements AutoCloseable {
         return resident != null;
     }
 
+    /**
+     * The resident step's device time of each step since the last call, in milliseconds
+     * ({@link DeviceStep#stepDeviceMillis}); empty on the CPU or when not resident.
+     */
+    public double[] stepDeviceMillis() {
+        return resident != null ? resident.stepDeviceMillis() : new double[0];
+    }
+
     /** The most device bytes the resident step held at once, or -1 (on the CPU, or not resident). */
     public long devicePeakBytes() {
         return resident != null ? resident.peakBytes() : -1;

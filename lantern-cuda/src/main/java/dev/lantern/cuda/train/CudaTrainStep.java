@@ -58,6 +58,7 @@ public final class CudaTrainStep implements DeviceStep {
     private final BatchUploader uploader;
     private final CudaStorage lossHost;  // page-locked: the loss's f32, copied there by each step
     private final CudaEvent measured;    // after a step's loss, sums and decision have reached the host
+    private final StepSpans spans;       // each whole step's device time, for stepDeviceMillis
     private boolean tunePending;
 
     /** Compiles {@code spec} for its cuda device and uploads its initial values. */
@@ -107,6 +108,7 @@ public final class CudaTrainStep implements DeviceStep {
         BatchUploader up = null;
         CudaStorage host = null;
         CudaEvent event = null;
+        StepSpans timed = null;
         try {
             CudaSession.Options o = switch (mode) {
                 case EAGER -> CudaSession.Options.eager();
@@ -126,10 +128,11 @@ public final class CudaTrainStep implements DeviceStep {
             up = new BatchUploader(gpu, stream, inputTypes, name -> opened.addressOf(inputs.get(name).name()));
             host = gpu.allocatePinned(64);
             event = gpu.newEvent(false);
+            timed = new StepSpans(gpu, stream);
             stream.synchronize();
         } catch (RuntimeException e) {
             // whatever was made before the failure, in reverse order, then the device
-            for (AutoCloseable c : new AutoCloseable[] {event, host, up, opt, s}) {
+            for (AutoCloseable c : new AutoCloseable[] {timed, event, host, up, opt, s}) {
                 closeQuietly(c, e);
             }
             gpu.close();
@@ -139,6 +142,7 @@ public final class CudaTrainStep implements DeviceStep {
         this.uploader = up;
         this.lossHost = host;
         this.measured = event;
+        this.spans = timed;
     }
 
     private static void closeQuietly(AutoCloseable c, RuntimeException failure) {
@@ -174,6 +178,7 @@ public final class CudaTrainStep implements DeviceStep {
 
     @Override
     public Measured step(Map<String, Tensor> inputs, float invScale, StepUpdate update) {
+        spans.begin();
         uploader.upload(inputs);
         forwardBackward();
         optimizer.measure(invScale);
@@ -184,7 +189,9 @@ public final class CudaTrainStep implements DeviceStep {
             case StepUpdate.AdamWRule a -> optimizer.adamw(a.config(), a.lr(), a.t(), invScale);
             case StepUpdate.SgdRule g -> optimizer.sgd(g.config(), g.lr(), g.stepsTaken(), invScale);
         }
+        spans.end();
         measured.synchronize(); // the optimizer runs on while the host reads
+        spans.collect();
         MultiTensorOptimizer.Measure r = optimizer.finish();
         Measured m = new Measured(lossHost.hostSegment().get(ValueLayout.JAVA_FLOAT, 0), r.sumSquares(), r.nonFinite());
         StepUpdate.Decision want = update.decide(m);
@@ -279,6 +286,11 @@ public final class CudaTrainStep implements DeviceStep {
     }
 
     @Override
+    public double[] stepDeviceMillis() {
+        return spans.drain();
+    }
+
+    @Override
     public long peakBytes() {
         return session.peakBytes() + optimizer.deviceBytes();
     }
@@ -294,6 +306,7 @@ public final class CudaTrainStep implements DeviceStep {
                 optimizer.close();
                 uploader.close();
                 measured.close();
+                spans.close();
                 lossHost.close();
                 gpu.close();
             }

@@ -117,6 +117,33 @@ class DeviceStepGpuTest {
         }
     }
 
+    /**
+     * Each step's device span: one per step, in order, each positive and no longer than the host's
+     * wall time around the steps (the spans do not overlap on one stream), and none twice.
+     */
+    @Test
+    void eachStepHasOneDeviceSpanWithinTheWallTime() {
+        Gpu.device();
+        TrainOptions o = TrainOptions.defaults();
+        LanguageModel lm = LanguageModel.of(BlockConfig.named("cpu-small"), o.vocab(), o.seed());
+        try (Trainer t = new Trainer(lm, o, Device.cuda(0), RunMode.GRAPH)) {
+            run(t, 2);
+            assertEquals(2, t.stepDeviceMillis().length, "the warm-up steps' spans");
+            long t0 = System.nanoTime();
+            run(t, 7);
+            double[] spans = t.stepDeviceMillis();
+            double wallMs = (System.nanoTime() - t0) / 1e6;
+            assertEquals(7, spans.length, "one span per step");
+            double sum = 0;
+            for (double s : spans) {
+                assertTrue(s > 0, "a step's span is " + s + " ms");
+                sum += s;
+            }
+            assertTrue(sum <= wallMs * 1.01 + 0.05, "the spans add to " + sum + " ms in " + wallMs + " ms of wall time");
+            assertEquals(0, t.stepDeviceMillis().length, "spans handed over once");
+        }
+    }
+
     /** SGD with momentum 0.9 (weight decay 0.01, clip 1, as the CLI's defaults) at a learning rate that moves the weights. */
     private static TrainOptions sgd(CompileOptions.Amp amp) {
         return TrainOptions.defaults().withAmp(amp).withDeterministic(true).withLr(0.05).withOptimizer(TrainOptions.Kind.SGD, 0.9);
