@@ -222,7 +222,10 @@ public final class Trainer implements AutoCloseable {
 
     private StepResult tracedStep() {
         long t0 = System.nanoTime();
-        TokenBatch b = task.next();
+        TokenBatch b;
+        try (Span next = Tracing.span("next batch", "host")) {
+            b = task.next();
+        }
         float s = scaler == null ? 1f : scaler.scale();
         int k = options.accumulate();
         // each micro-batch's loss times s / k: the summed gradients, unscaled by 1 / s, are their mean

@@ -16,6 +16,8 @@ import dev.lantern.ir.Node;
 import dev.lantern.ir.TensorType;
 import dev.lantern.runtime.GraphPolicy;
 import dev.lantern.tensor.Tensor;
+import dev.lantern.trace.Span;
+import dev.lantern.trace.Tracing;
 import dev.lantern.train.AdamWConfig;
 import dev.lantern.train.SgdConfig;
 import dev.lantern.train.run.DeviceStep;
@@ -178,28 +180,34 @@ public final class CudaTrainStep implements DeviceStep {
 
     @Override
     public Measured step(Map<String, Tensor> inputs, float invScale, StepUpdate update) {
-        spans.begin();
-        uploader.upload(inputs);
-        forwardBackward();
-        optimizer.measure(invScale);
-        optimizer.decide(update.maxNorm(), update.skipNonFinite());
-        stream.copy(CudaStorage.view(gpu, session.addressOf(lossValue), 4, () -> { }), 0, lossHost, 0, 4);
-        stream.record(measured);
-        switch (update.rule()) {
-            case StepUpdate.AdamWRule a -> optimizer.adamw(a.config(), a.lr(), a.t(), invScale);
-            case StepUpdate.SgdRule g -> optimizer.sgd(g.config(), g.lr(), g.stepsTaken(), invScale);
+        try (Span launch = Tracing.span("enqueue the step", "host")) {
+            spans.begin();
+            uploader.upload(inputs);
+            forwardBackward();
+            optimizer.measure(invScale);
+            optimizer.decide(update.maxNorm(), update.skipNonFinite());
+            stream.copy(CudaStorage.view(gpu, session.addressOf(lossValue), 4, () -> { }), 0, lossHost, 0, 4);
+            stream.record(measured);
+            switch (update.rule()) {
+                case StepUpdate.AdamWRule a -> optimizer.adamw(a.config(), a.lr(), a.t(), invScale);
+                case StepUpdate.SgdRule g -> optimizer.sgd(g.config(), g.lr(), g.stepsTaken(), invScale);
+            }
+            spans.end();
         }
-        spans.end();
-        measured.synchronize(); // the optimizer runs on while the host reads
-        spans.collect();
-        MultiTensorOptimizer.Measure r = optimizer.finish();
-        Measured m = new Measured(lossHost.hostSegment().get(ValueLayout.JAVA_FLOAT, 0), r.sumSquares(), r.nonFinite());
-        StepUpdate.Decision want = update.decide(m);
-        MultiTensorOptimizer.Decision got = optimizer.decision();
-        if (got.skip() == want.applied() || got.clip() != want.clip() || Float.compare(got.coef(), want.coef()) != 0) {
-            throw new IllegalStateException("the device decided the step as " + got + ", the host as " + want + " from the same sums");
+        try (Span wait = Tracing.span("wait for the loss and sums", "host")) {
+            measured.synchronize(); // the optimizer runs on while the host reads
         }
-        return m;
+        try (Span read = Tracing.span("read the loss and sums", "host")) {
+            spans.collect();
+            MultiTensorOptimizer.Measure r = optimizer.finish();
+            Measured m = new Measured(lossHost.hostSegment().get(ValueLayout.JAVA_FLOAT, 0), r.sumSquares(), r.nonFinite());
+            StepUpdate.Decision want = update.decide(m);
+            MultiTensorOptimizer.Decision got = optimizer.decision();
+            if (got.skip() == want.applied() || got.clip() != want.clip() || Float.compare(got.coef(), want.coef()) != 0) {
+                throw new IllegalStateException("the device decided the step as " + got + ", the host as " + want + " from the same sums");
+            }
+            return m;
+        }
     }
 
     /**
