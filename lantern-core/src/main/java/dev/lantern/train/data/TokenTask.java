@@ -75,26 +75,33 @@ public final class TokenTask {
     /** The next batch: (batch, seq) tokens and the (batch, seq) targets that follow them. */
     public TokenBatch next() {
         Shape shape = Shape.of(config.batch(), config.seq());
-        Tensor tokens = Tensor.allocate(config.idType(), shape);
-        Tensor targets = Tensor.allocate(config.idType(), shape);
-        int[] row = new int[config.seq() + 1];
+        int seq = config.seq();
+        int n = Math.multiplyExact(config.batch(), seq);
+        // rows built in arrays and written with one bulk copy each: an element-wise segment write per
+        // token cost a step of the 16 x 1024 block about 1-3 ms before the JIT compiled it
+        int[] tokens = new int[n];
+        int[] targets = new int[n];
+        int[] row = new int[seq + 1];
         for (int b = 0; b < config.batch(); b++) {
             fillRow(row);
-            long base = (long) b * config.seq();
-            for (int t = 0; t < config.seq(); t++) {
-                put(tokens.segment(), base + t, row[t]);
-                put(targets.segment(), base + t, row[t + 1]);
-            }
+            System.arraycopy(row, 0, tokens, b * seq, seq);
+            System.arraycopy(row, 1, targets, b * seq, seq);
         }
-        return new TokenBatch(tokens, targets, position++);
+        return new TokenBatch(ids(tokens, shape), ids(targets, shape), position++);
     }
 
-    private void put(MemorySegment s, long i, int v) {
+    private Tensor ids(int[] values, Shape shape) {
+        Tensor t = Tensor.allocate(config.idType(), shape);
         if (config.idType() == DType.I32) {
-            s.setAtIndex(I32, i, v);
+            MemorySegment.copy(values, 0, t.segment(), I32, 0, values.length);
         } else {
-            s.setAtIndex(I64, i, v);
+            long[] wide = new long[values.length];
+            for (int i = 0; i < wide.length; i++) {
+                wide[i] = values[i];
+            }
+            MemorySegment.copy(wide, 0, t.segment(), I64, 0, wide.length);
         }
+        return t;
     }
 
     private void fillRow(int[] row) {
