@@ -179,10 +179,7 @@ public final class Trainer implements AutoCloseable {
         return resident != null;
     }
 
-    /**
-     * The resident step's device time of each step since the last call, in milliseconds
-     * ({@link DeviceStep#stepDeviceMillis}); empty on the CPU or when not resident.
-     */
+    /** The resident step's device time (ms) of each step since the last call ({@link DeviceStep#stepDeviceMillis}); else empty. */
     public double[] stepDeviceMillis() {
         return resident != null ? resident.stepDeviceMillis() : new double[0];
     }
