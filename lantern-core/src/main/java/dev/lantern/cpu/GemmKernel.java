@@ -11,9 +11,9 @@ import static dev.lantern.cpu.CpuConfig.F;
 /**
  * The register-tiled micro-kernel: an MR × NR tile of C (MR rows × 2 vectors) updated by kc rank-1
  * steps from packed panels: 8×32 with 512-bit vectors (16 accumulators), 4×16 on AVX2 (8; see {@link #MR}).
- * A is MR rows of a heap array read in place (row r at ao + r·lda, A[r, p] at ao + r·lda + p: the
- * A "packing" is a row copy, no transposition), bp holds B's NR columns row by row
- * (bp[p·NR + c] = B[p, c]). Per step: 2 vector loads of B, MR broadcasts of A, 2·MR FMAs. Eight rows
+ * A is one MR-row panel of a heap array, packed ({@link #PACKED_A}: A[r, p] at ai + MR·p + r; the
+ * scalar kernel, with vectors off, reads MR rows in place instead: A[r, p] at ao + r·lda + p), bp holds
+ * B's NR columns row by row (bp[p·NR + c] = B[p, c]). Per step: 2 vector loads of B, MR broadcasts of A, 2·MR FMAs. Eight rows
  * rather than six on AVX-512: 5–10 % more GFLOP/s per core (CPU time, one thread, packed weights:
  * 128×768×2304 144 → 157–161, 256×1024×256 111–121 → 121–145), 32 vector registers holding the
  * 16 accumulators, 2 B vectors and the broadcasts with room to spare.
@@ -51,17 +51,10 @@ final class GemmKernel {
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     /**
-     * a: A's rows in a heap array, row r of the panel at {@code ao + r·lda} (kc elements each,
-     * read in place: see the class note); bp: the native B panels, bo an element offset into them.
-     */
-    static void run(float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
-        run(MR, a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
-    }
-
-    /**
-     * Whether {@link Gemm} packs A into MR-row panels, A[r, p] at {@code panel + MR·p + r}, rather
-     * than copying its rows ({@link #run}'s layout, which the attention kernels still use): always
-     * with vectors. The 4-row tile on AVX2 needs it (84–90 against 58–60 GFLOP/s); the 8-row tile ran
+     * Whether A is packed into MR-row panels, A[r, p] at {@code panel + MR·p + r} ({@link Gemm}'s
+     * copy of A, {@link HeadAttentionKernel}'s q and probability blocks), rather than read as MR rows
+     * in place: always with vectors; the row-major vector kernels were removed on 2026-12-03, once the
+     * attention kernels packed too (cpu-small 1.5 %, decoder-small 1.1 % less CPU per forward). The 4-row tile on AVX2 needs it (84–90 against 58–60 GFLOP/s); the 8-row tile ran
      * both layouts at 201 GFLOP/s on an AMD EPYC with AVX-512 (2026-12-02), and the packed one at 224
      * against 192 on an Intel Xeon with AVX-512 (2026-12-03, kernel alone, one core; GPT-2 b1 10 %
      * less CPU per forward, cpu-small 5.6 %, decoder-small 6.9 %: {@code scripts/bench/cpu-ab.sh}).
@@ -69,8 +62,9 @@ final class GemmKernel {
     static final boolean PACKED_A = CpuConfig.VECTOR;
 
     /**
-     * The micro-kernel on {@link Gemm}'s copy of A: with {@link #PACKED_A}, {@code ao} is the panel's
-     * offset plus MR·p0 for the K block's first column p0 (lda unused); otherwise {@link #run}.
+     * The micro-kernel: with {@link #PACKED_A}, {@code ao} is the packed panel's offset plus MR·p0
+     * for the K block's first column p0 (lda unused); otherwise (vectors off) the scalar kernel on MR
+     * rows read in place, row r at {@code ao + r·lda}. bp: the native B panels, bo an element offset.
      */
     static void runPacked(float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
         if (PACKED_A && MR == 4) {
@@ -78,97 +72,14 @@ final class GemmKernel {
         } else if (PACKED_A) {
             vector8Packed(a, ao, bp, bo * 4L, kc, c, co, ldc, accumulate);
         } else {
-            run(MR, a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
-        }
-    }
-
-    /** {@link #run} with the tile's rows named (4 or 8, as tests ask for both on any machine); the scalar loop when vectors are off. */
-    static void run(int rows, float[] a, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
-        if (!CpuConfig.VECTOR) {
             scalar(a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
-        } else if (rows == 4) {
-            vector4(a, ao, lda, bp, bo * 4L, kc, c, co, ldc, accumulate);
-        } else {
-            vector(a, ao, lda, bp, bo * 4L, kc, c, co, ldc, accumulate);
         }
-    }
-
-    private static void vector(float[] a, int a0, int lda, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
-        final int w = F.length();
-        FloatVector c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71;
-        if (accumulate) {
-            c00 = FloatVector.fromArray(F, c, co);
-            c01 = FloatVector.fromArray(F, c, co + w);
-            c10 = FloatVector.fromArray(F, c, co + ldc);
-            c11 = FloatVector.fromArray(F, c, co + ldc + w);
-            c20 = FloatVector.fromArray(F, c, co + 2 * ldc);
-            c21 = FloatVector.fromArray(F, c, co + 2 * ldc + w);
-            c30 = FloatVector.fromArray(F, c, co + 3 * ldc);
-            c31 = FloatVector.fromArray(F, c, co + 3 * ldc + w);
-            c40 = FloatVector.fromArray(F, c, co + 4 * ldc);
-            c41 = FloatVector.fromArray(F, c, co + 4 * ldc + w);
-            c50 = FloatVector.fromArray(F, c, co + 5 * ldc);
-            c51 = FloatVector.fromArray(F, c, co + 5 * ldc + w);
-            c60 = FloatVector.fromArray(F, c, co + 6 * ldc);
-            c61 = FloatVector.fromArray(F, c, co + 6 * ldc + w);
-            c70 = FloatVector.fromArray(F, c, co + 7 * ldc);
-            c71 = FloatVector.fromArray(F, c, co + 7 * ldc + w);
-        } else {
-            c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = FloatVector.zero(F);
-        }
-        final long vb = w * 4L;
-        // eight rows of A, each read along p (C2 drops the array checks out of the int loop)
-        final int a1 = a0 + lda, a2 = a1 + lda, a3 = a2 + lda, a4 = a3 + lda, a5 = a4 + lda, a6 = a5 + lda, a7 = a6 + lda;
-        for (int p = 0; p < kc; p++, b += 2 * vb) {
-            FloatVector b0 = FloatVector.fromMemorySegment(F, bp, b, LE);
-            FloatVector b1 = FloatVector.fromMemorySegment(F, bp, b + vb, LE);
-            FloatVector x = FloatVector.broadcast(F, a[a0 + p]);
-            c00 = x.fma(b0, c00);
-            c01 = x.fma(b1, c01);
-            x = FloatVector.broadcast(F, a[a1 + p]);
-            c10 = x.fma(b0, c10);
-            c11 = x.fma(b1, c11);
-            x = FloatVector.broadcast(F, a[a2 + p]);
-            c20 = x.fma(b0, c20);
-            c21 = x.fma(b1, c21);
-            x = FloatVector.broadcast(F, a[a3 + p]);
-            c30 = x.fma(b0, c30);
-            c31 = x.fma(b1, c31);
-            x = FloatVector.broadcast(F, a[a4 + p]);
-            c40 = x.fma(b0, c40);
-            c41 = x.fma(b1, c41);
-            x = FloatVector.broadcast(F, a[a5 + p]);
-            c50 = x.fma(b0, c50);
-            c51 = x.fma(b1, c51);
-            x = FloatVector.broadcast(F, a[a6 + p]);
-            c60 = x.fma(b0, c60);
-            c61 = x.fma(b1, c61);
-            x = FloatVector.broadcast(F, a[a7 + p]);
-            c70 = x.fma(b0, c70);
-            c71 = x.fma(b1, c71);
-        }
-        c00.intoArray(c, co);
-        c01.intoArray(c, co + w);
-        c10.intoArray(c, co + ldc);
-        c11.intoArray(c, co + ldc + w);
-        c20.intoArray(c, co + 2 * ldc);
-        c21.intoArray(c, co + 2 * ldc + w);
-        c30.intoArray(c, co + 3 * ldc);
-        c31.intoArray(c, co + 3 * ldc + w);
-        c40.intoArray(c, co + 4 * ldc);
-        c41.intoArray(c, co + 4 * ldc + w);
-        c50.intoArray(c, co + 5 * ldc);
-        c51.intoArray(c, co + 5 * ldc + w);
-        c60.intoArray(c, co + 6 * ldc);
-        c61.intoArray(c, co + 6 * ldc + w);
-        c70.intoArray(c, co + 7 * ldc);
-        c71.intoArray(c, co + 7 * ldc + w);
     }
 
     /**
-     * {@link #vector} on a packed A panel: A[r, p] at {@code ai + 8·p + r}, as {@link #vector4Packed}
-     * for four rows. One index addresses all eight broadcasts: 224 against 192 GFLOP/s for the row
-     * streams, kernel alone, one core of an Intel Xeon with AVX-512, 2026-12-03 (on the AMD EPYC of
+     * The 8 × NR tile on a packed A panel: A[r, p] at {@code ai + 8·p + r}, as {@link #vector4Packed}
+     * for four rows. One index addresses all eight broadcasts: 224 against 192 GFLOP/s for the row-major
+     * form that read eight row streams (removed), kernel alone, one core of an Intel Xeon with AVX-512, 2026-12-03 (on the AMD EPYC of
      * 2026-12-02 both ran 201).
      */
     static void vector8Packed(float[] a, int ai, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
@@ -242,52 +153,8 @@ final class GemmKernel {
         c71.intoArray(c, co + 7 * ldc + w);
     }
 
-    /** {@link #vector} with four rows, for 16 vector registers. */
-    private static void vector4(float[] a, int a0, int lda, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
-        final int w = F.length();
-        FloatVector c00, c01, c10, c11, c20, c21, c30, c31;
-        if (accumulate) {
-            c00 = FloatVector.fromArray(F, c, co);
-            c01 = FloatVector.fromArray(F, c, co + w);
-            c10 = FloatVector.fromArray(F, c, co + ldc);
-            c11 = FloatVector.fromArray(F, c, co + ldc + w);
-            c20 = FloatVector.fromArray(F, c, co + 2 * ldc);
-            c21 = FloatVector.fromArray(F, c, co + 2 * ldc + w);
-            c30 = FloatVector.fromArray(F, c, co + 3 * ldc);
-            c31 = FloatVector.fromArray(F, c, co + 3 * ldc + w);
-        } else {
-            c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = FloatVector.zero(F);
-        }
-        final long vb = w * 4L;
-        final int a1 = a0 + lda, a2 = a1 + lda, a3 = a2 + lda;
-        for (int p = 0; p < kc; p++, b += 2 * vb) {
-            FloatVector b0 = FloatVector.fromMemorySegment(F, bp, b, LE);
-            FloatVector b1 = FloatVector.fromMemorySegment(F, bp, b + vb, LE);
-            FloatVector x = FloatVector.broadcast(F, a[a0 + p]);
-            c00 = x.fma(b0, c00);
-            c01 = x.fma(b1, c01);
-            x = FloatVector.broadcast(F, a[a1 + p]);
-            c10 = x.fma(b0, c10);
-            c11 = x.fma(b1, c11);
-            x = FloatVector.broadcast(F, a[a2 + p]);
-            c20 = x.fma(b0, c20);
-            c21 = x.fma(b1, c21);
-            x = FloatVector.broadcast(F, a[a3 + p]);
-            c30 = x.fma(b0, c30);
-            c31 = x.fma(b1, c31);
-        }
-        c00.intoArray(c, co);
-        c01.intoArray(c, co + w);
-        c10.intoArray(c, co + ldc);
-        c11.intoArray(c, co + ldc + w);
-        c20.intoArray(c, co + 2 * ldc);
-        c21.intoArray(c, co + 2 * ldc + w);
-        c30.intoArray(c, co + 3 * ldc);
-        c31.intoArray(c, co + 3 * ldc + w);
-    }
-
     /**
-     * {@link #vector4} on a packed A panel: A[r, p] at {@code ai + 4·p + r}. One index register
+     * The 4 × NR tile on a packed A panel: A[r, p] at {@code ai + 4·p + r}. One index register
      * addresses all four broadcasts (constant displacements); the row-major form needs an address
      * computation per row per step and ran at 58–60 GFLOP/s against 84–90 for this one (kernel alone,
      * one core, AVX2, K block 256, 16 B panels, interleaved in one JVM, Parallel and G1 collectors alike).
@@ -335,7 +202,8 @@ final class GemmKernel {
         c31.intoArray(c, co + 3 * ldc + w);
     }
 
-    private static void scalar(float[] ap, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
+    /** The tile with vectors off: MR rows of A read in place, row r at {@code ao + r·lda}. */
+    static void scalar(float[] ap, int ao, int lda, MemorySegment bp, long bo, int kc, float[] c, int co, int ldc, boolean accumulate) {
         float[] acc = new float[MR * NR];
         if (accumulate) {
             for (int r = 0; r < MR; r++) {

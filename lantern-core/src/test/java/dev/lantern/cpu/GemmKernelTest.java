@@ -9,23 +9,30 @@ import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
+import static dev.lantern.cpu.GemmKernel.MR;
 import static dev.lantern.cpu.GemmKernel.NR;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Every register tile of the micro-kernel (8 rows for 32 vector registers; 4 for AVX2's 16, on rows
- * read in place and on a packed panel of 4 or 8 rows), each on whatever machine runs the tests, against a
- * float64 reference on seeded random panels: odd kc, A rows at a padded stride (or packed, at an
- * offset), C at an offset inside a wider tile, overwritten (C poisoned first) or accumulated.
+ * Every tile of the micro-kernel (the packed 8-row tile for 32 vector registers, the packed 4-row one
+ * for AVX2's 16, and the scalar tile of MR rows read in place that runs with vectors off), each on
+ * whatever machine runs the tests, against a float64 reference on seeded random panels: odd kc, A rows
+ * at a padded stride (or packed, at an offset), C at an offset inside a wider tile, overwritten (C
+ * poisoned first) or accumulated.
  */
 class GemmKernelTest {
 
-    @ParameterizedTest(name = "rows={0} packed={1} kc={2} accumulate={3} seed={4}")
-    @CsvSource({"4, false, 1, false, 1", "4, false, 37, true, 2", "4, false, 256, false, 3", "4, false, 255, true, 4",
-            "8, false, 1, true, 5", "8, false, 41, false, 6", "8, false, 256, true, 7", "8, false, 129, false, 8",
-            "4, true, 1, true, 9", "4, true, 67, false, 10", "4, true, 256, true, 11", "4, true, 193, false, 12",
-            "8, true, 1, false, 13", "8, true, 97, true, 14", "8, true, 256, false, 15", "8, true, 211, true, 16"})
-    void matchesTheFloat64Reference(int rows, boolean packed, int kc, boolean accumulate, long seed) {
+    @ParameterizedTest(name = "kernel={0} kc={1} accumulate={2} seed={3}")
+    @CsvSource({"scalar, 1, false, 1", "scalar, 37, true, 2", "scalar, 256, false, 3", "scalar, 255, true, 4",
+            "packed4, 1, true, 9", "packed4, 67, false, 10", "packed4, 256, true, 11", "packed4, 193, false, 12",
+            "packed8, 1, false, 13", "packed8, 97, true, 14", "packed8, 256, false, 15", "packed8, 211, true, 16",
+            "packed8, 41, false, 6", "packed8, 129, true, 8"})
+    void matchesTheFloat64Reference(String kernel, int kc, boolean accumulate, long seed) {
+        int rows = switch (kernel) {
+            case "packed4" -> 4;
+            case "packed8" -> 8;
+            default -> MR; // the scalar kernel's tile, rows read in place
+        };
         SplittableRandom r = new SplittableRandom(seed);
         int lda = kc + 7;
         int ao = 3;
@@ -51,7 +58,7 @@ class GemmKernelTest {
             Arrays.fill(c, Float.NaN);
         }
         float[] before = c.clone();
-        if (packed && CpuConfig.VECTOR) {
+        if (!kernel.equals("scalar")) {
             // the same A as a packed panel of `rows` rows: A[r, p] at ao + rows·p + r
             float[] panel = new float[ao + rows * kc];
             for (int i = 0; i < rows; i++) {
@@ -65,7 +72,7 @@ class GemmKernelTest {
                 GemmKernel.vector8Packed(panel, ao, bp, bo * 4, kc, c, co, ldc, accumulate);
             }
         } else {
-            GemmKernel.run(rows, a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
+            GemmKernel.scalar(a, ao, lda, bp, bo, kc, c, co, ldc, accumulate);
         }
         double err = 0;
         double norm = 0;
