@@ -76,13 +76,8 @@ public final class HeadAttentionKernel {
             int rows = Math.min(MR, s - i0);
             int cols = causal ? Math.min(t, i0 + MR) : t;
             int colPanels = (cols + NR - 1) / NR;
-            float[] qa = sc.q;
-            int qo = i0 * ldq;
-            if (GemmKernel.PACKED_A) {
-                interleave(sc.q, qo, ldq, d, sc.qp);
-                qa = sc.qp;
-                qo = 0;
-            }
+            float[] qa = GemmKernel.PACKED_A ? interleave(sc.q, i0 * ldq, ldq, d, sc.qp) : sc.q;
+            int qo = GemmKernel.PACKED_A ? 0 : i0 * ldq;
             for (int jp = 0; jp < colPanels; jp++) {
                 GemmKernel.runPacked(qa, qo, ldq, sc.panels, kBase + (long) jp * d * NR, d, sc.scores, i0 * lds + jp * NR, lds, false);
             }
@@ -99,13 +94,8 @@ public final class HeadAttentionKernel {
                 }
                 Arrays.fill(sc.scores, off + valid, off + cols, 0f);
             }
-            float[] pa = sc.scores;
-            int po = i0 * lds;
-            if (GemmKernel.PACKED_A) {
-                interleave(sc.scores, po, lds, cols, sc.pp);
-                pa = sc.pp;
-                po = 0;
-            }
+            float[] pa = GemmKernel.PACKED_A ? interleave(sc.scores, i0 * lds, lds, cols, sc.pp) : sc.scores;
+            int po = GemmKernel.PACKED_A ? 0 : i0 * lds;
             for (int jp = 0; jp < ePad / NR; jp++) {
                 GemmKernel.runPacked(pa, po, lds, sc.panels, vBase + (long) jp * t * NR, cols, sc.out, jp * NR, ePad, false);
             }
@@ -117,15 +107,16 @@ public final class HeadAttentionKernel {
 
     /**
      * MR rows of {@code src} (row r at {@code off + r·ld}, columns [0, cols)) as one packed A panel of
-     * {@link GemmKernel#runPacked}: {@code dst[p·MR + r] = src[off + r·ld + p]}.
+     * {@link GemmKernel#runPacked}: {@code dst[p·MR + r] = src[off + r·ld + p]}; returns {@code dst}.
      */
-    static void interleave(float[] src, int off, int ld, int cols, float[] dst) {
+    static float[] interleave(float[] src, int off, int ld, int cols, float[] dst) {
         for (int r = 0; r < MR; r++) {
             int row = off + r * ld;
             for (int p = 0; p < cols; p++) {
                 dst[p * MR + r] = src[row + p];
             }
         }
+        return dst;
     }
 
     /** q's rows (roped) into sc.q, row i at i·ldq; the rows up to the next multiple of MR are zero. */
