@@ -208,8 +208,9 @@ public final class Gemm {
 
     /**
      * A's row stride in its copy: k rounded up to 16, plus 16 when that is a multiple of 256 floats,
-     * so that eight row streams (the attention kernels' rows read in place; without vectors, every
-     * A) do not map to one set of L1. A packed MR-row panel spans MR·lda floats.
+     * so that eight row streams (the attention kernels' q and score rows as they are interleaved;
+     * without vectors, every A read in place) do not map to one set of L1. A packed MR-row panel
+     * spans MR·lda floats.
      */
     static int lda(int k) {
         int l = (k + 15) / 16 * 16;

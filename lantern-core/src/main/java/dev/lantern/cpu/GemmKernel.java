@@ -54,7 +54,8 @@ final class GemmKernel {
      * Whether A is packed into MR-row panels, A[r, p] at {@code panel + MR·p + r} ({@link Gemm}'s
      * copy of A, {@link HeadAttentionKernel}'s q and probability blocks), rather than read as MR rows
      * in place: always with vectors; the row-major vector kernels were removed on 2026-12-03, once the
-     * attention kernels packed too (cpu-small 1.5 %, decoder-small 1.1 % less CPU per forward). The 4-row tile on AVX2 needs it (84–90 against 58–60 GFLOP/s); the 8-row tile ran
+     * attention kernels packed too (cpu-small 1.5 %, decoder-small 1.1 % less CPU per forward). The
+     * 4-row tile on AVX2 needs it (84–90 against 58–60 GFLOP/s); the 8-row tile ran
      * both layouts at 201 GFLOP/s on an AMD EPYC with AVX-512 (2026-12-02), and the packed one at 224
      * against 192 on an Intel Xeon with AVX-512 (2026-12-03, kernel alone, one core; GPT-2 b1 10 %
      * less CPU per forward, cpu-small 5.6 %, decoder-small 6.9 %: {@code scripts/bench/cpu-ab.sh}).
@@ -79,8 +80,8 @@ final class GemmKernel {
     /**
      * The 8 × NR tile on a packed A panel: A[r, p] at {@code ai + 8·p + r}, as {@link #vector4Packed}
      * for four rows. One index addresses all eight broadcasts: 224 against 192 GFLOP/s for the row-major
-     * form that read eight row streams (removed), kernel alone, one core of an Intel Xeon with AVX-512, 2026-12-03 (on the AMD EPYC of
-     * 2026-12-02 both ran 201).
+     * form that read eight row streams (removed), kernel alone, one core of an Intel Xeon with AVX-512,
+     * 2026-12-03 (on the AMD EPYC of 2026-12-02 both ran 201).
      */
     static void vector8Packed(float[] a, int ai, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate) {
         final int w = F.length();

@@ -52,12 +52,21 @@ final class GemmPacking {
                     java.util.Arrays.fill(block, r * k, (r + 1) * k, 0f);
                 }
             }
-            for (int p = 0, q = base + r0 * lda; p < k; p++, q += MR) {
-                for (int r = 0; r < MR; r++) {
-                    ap[q + r] = block[r * k + p];
-                }
+            interleave(block, 0, k, k, ap, base + r0 * lda);
+        }
+    }
+
+    /**
+     * MR rows of {@code src} (row r at {@code off + r·ld}, columns [0, cols)) as one packed A panel at
+     * {@code dst[at]}: {@code dst[at + p·MR + r] = src[off + r·ld + p]}, written in order; returns {@code dst}.
+     */
+    static float[] interleave(float[] src, int off, int ld, int cols, float[] dst, int at) {
+        for (int p = 0, q = at; p < cols; p++, q += MR) {
+            for (int r = 0; r < MR; r++) {
+                dst[q + r] = src[off + r * ld + p];
             }
         }
+        return dst;
     }
 
     private static final ThreadLocal<float[]> ROW = ThreadLocal.withInitial(() -> new float[0]);

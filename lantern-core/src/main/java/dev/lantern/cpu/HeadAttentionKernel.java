@@ -76,7 +76,7 @@ public final class HeadAttentionKernel {
             int rows = Math.min(MR, s - i0);
             int cols = causal ? Math.min(t, i0 + MR) : t;
             int colPanels = (cols + NR - 1) / NR;
-            float[] qa = GemmKernel.PACKED_A ? interleave(sc.q, i0 * ldq, ldq, d, sc.qp) : sc.q;
+            float[] qa = GemmKernel.PACKED_A ? GemmPacking.interleave(sc.q, i0 * ldq, ldq, d, sc.qp, 0) : sc.q;
             int qo = GemmKernel.PACKED_A ? 0 : i0 * ldq;
             for (int jp = 0; jp < colPanels; jp++) {
                 GemmKernel.runPacked(qa, qo, ldq, sc.panels, kBase + (long) jp * d * NR, d, sc.scores, i0 * lds + jp * NR, lds, false);
@@ -94,7 +94,7 @@ public final class HeadAttentionKernel {
                 }
                 Arrays.fill(sc.scores, off + valid, off + cols, 0f);
             }
-            float[] pa = GemmKernel.PACKED_A ? interleave(sc.scores, i0 * lds, lds, cols, sc.pp) : sc.scores;
+            float[] pa = GemmKernel.PACKED_A ? GemmPacking.interleave(sc.scores, i0 * lds, lds, cols, sc.pp, 0) : sc.scores;
             int po = GemmKernel.PACKED_A ? 0 : i0 * lds;
             for (int jp = 0; jp < ePad / NR; jp++) {
                 GemmKernel.runPacked(pa, po, lds, sc.panels, vBase + (long) jp * t * NR, cols, sc.out, jp * NR, ePad, false);
@@ -103,20 +103,6 @@ public final class HeadAttentionKernel {
                 Convert.store(sc.out, r * ePad, out.segment(), out.dtype(), outBase + (i0 + r) * os[2], os[3], e);
             }
         }
-    }
-
-    /**
-     * MR rows of {@code src} (row r at {@code off + r·ld}, columns [0, cols)) as one packed A panel of
-     * {@link GemmKernel#runPacked}: {@code dst[p·MR + r] = src[off + r·ld + p]}; returns {@code dst}.
-     */
-    static float[] interleave(float[] src, int off, int ld, int cols, float[] dst) {
-        for (int r = 0; r < MR; r++) {
-            int row = off + r * ld;
-            for (int p = 0; p < cols; p++) {
-                dst[p * MR + r] = src[row + p];
-            }
-        }
-        return dst;
     }
 
     /** q's rows (roped) into sc.q, row i at i·ldq; the rows up to the next multiple of MR are zero. */
