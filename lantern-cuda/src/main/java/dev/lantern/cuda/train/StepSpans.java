@@ -34,10 +34,11 @@ final class StepSpans implements AutoCloseable {
         this.stream = stream;
     }
 
-    /** Records the start of a step on the stream. */
+    /** Records the start of a step on the stream (again, where the last step threw before its end). */
     void begin() {
         if (open != null) {
-            throw new IllegalStateException("a step's span was begun twice");
+            stream.record(open.begin());
+            return;
         }
         Span s = free.poll();
         if (s == null) {
