@@ -141,7 +141,8 @@ public interface DeviceStep extends AutoCloseable {
     long peakBytes();
 
     /**
-     * The device time of each {@link #step} since the last call, in milliseconds, in order: from the
+     * The device time of each {@link #step} since the last call (a device may keep only the newest few
+     * thousand), in milliseconds, in order: from the
      * step's first work on its stream (the batch's upload) to the end of its optimizer, timed by
      * events on that stream, as {@code torch.cuda.Event} times a PyTorch step. Waits for the last
      * step's work. Time the host spends between steps is not in it; a step's wall time is. Empty

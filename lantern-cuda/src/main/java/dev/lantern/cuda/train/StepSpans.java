@@ -16,13 +16,16 @@ import java.util.List;
  * complete. The event pairs are reused; at most a few are in flight.
  */
 final class StepSpans implements AutoCloseable {
+    /** Spans kept between two {@link #drain}s: a run that never drains holds only the newest. */
+    static final int KEPT = 4096;
+
     private record Span(CudaEvent begin, CudaEvent end) {}
 
     private final CudaDevice gpu;
     private final CudaStream stream;
     private final ArrayDeque<Span> free = new ArrayDeque<>();
     private final ArrayDeque<Span> pending = new ArrayDeque<>(); // ended, maybe not complete, in step order
-    private final List<Double> done = new ArrayList<>();
+    private final ArrayDeque<Double> done = new ArrayDeque<>();   // at most KEPT, the newest
     private final List<Span> all = new ArrayList<>();
     private Span open;
 
@@ -31,10 +34,11 @@ final class StepSpans implements AutoCloseable {
         this.stream = stream;
     }
 
-    /** Records the start of a step on the stream. */
+    /** Records the start of a step on the stream (again, where the last step threw before its end). */
     void begin() {
         if (open != null) {
-            throw new IllegalStateException("a step's span was begun twice");
+            stream.record(open.begin());
+            return;
         }
         Span s = free.poll();
         if (s == null) {
@@ -59,12 +63,15 @@ final class StepSpans implements AutoCloseable {
     void collect() {
         while (!pending.isEmpty() && pending.peek().end().isComplete()) {
             Span s = pending.poll();
+            if (done.size() == KEPT) {
+                done.removeFirst();
+            }
             done.add((double) s.end().elapsedMillisSince(s.begin()));
             free.add(s);
         }
     }
 
-    /** Waits for the stream, then hands over every span since the last call, in step order. */
+    /** Waits for the stream, then hands over the spans since the last call (at most {@link #KEPT}, the newest), in step order. */
     double[] drain() {
         stream.synchronize();
         collect();

@@ -119,7 +119,8 @@ class DeviceStepGpuTest {
 
     /**
      * Each step's device span: one per step, in order, each positive and no longer than the host's
-     * wall time around the steps (the spans do not overlap on one stream), and none twice.
+     * wall time around the steps (the spans do not overlap on one stream), none twice, and only the
+     * newest 4096 kept by a run that never asks.
      */
     @Test
     void eachStepHasOneDeviceSpanWithinTheWallTime() {
@@ -141,6 +142,8 @@ class DeviceStepGpuTest {
             }
             assertTrue(sum <= wallMs * 1.01 + 0.05, "the spans add to " + sum + " ms in " + wallMs + " ms of wall time");
             assertEquals(0, t.stepDeviceMillis().length, "spans handed over once");
+            run(t, 4100); // a run that never asks keeps only the newest 4096 (StepSpans.KEPT)
+            assertEquals(4096, t.stepDeviceMillis().length, "spans kept without a drain");
         }
     }
 
