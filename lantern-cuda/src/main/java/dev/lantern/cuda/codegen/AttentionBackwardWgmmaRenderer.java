@@ -42,6 +42,12 @@ final class AttentionBackwardWgmmaRenderer {
     private final String mmaType;
     private final String pack2;
     private final String vec2;
+    /** Whether the exponentials run under the products (two wgmma groups per step); {@code lantern.attention.backward.overlap=false} waits for each. */
+    private final boolean overlap;
+    /** Whether grad_q's dQ += dS K of a tile runs under the next tile's score products ({@code lantern.attention.backward.overlap=split} waits for it). */
+    private final boolean deep;
+    /** Whether grad_kv's dK += dSᵀ Q of a tile runs under the next tile's score products ({@code lantern.attention.backward.overlap=deep-kv}). */
+    private final boolean deepKv;
 
     AttentionBackwardWgmmaRenderer(AttentionBackwardSpec spec, CudaTarget target) {
         if (!supports(spec, target)) {
@@ -54,6 +60,10 @@ final class AttentionBackwardWgmmaRenderer {
         this.mmaType = bf16 ? "bf16" : "f16";
         this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
+        String mode = System.getProperty("lantern.attention.backward.overlap", "deep");
+        this.overlap = !"false".equals(mode);
+        this.deep = overlap && !"split".equals(mode);
+        this.deepKv = "deep-kv".equals(mode);
         if (sharedBytes() > target.sharedBytesPerBlock()) {
             throw new CodegenException(spec.name() + ": needs " + sharedBytes() + " bytes of shared memory, " + target.arch()
                     + " allows " + target.sharedBytesPerBlock());
@@ -129,7 +139,7 @@ final class AttentionBackwardWgmmaRenderer {
     }
 
     /** Packs accumulator tiles {@code s} into A fragments {@code a} (k-step j: columns 16j..16j+15). */
-    private static void pack(CudaEmitter e, String s, String a) {
+    static void pack(CudaEmitter e, String s, String a) {
         e.unrolled("j", "BC / 16", () -> {
             e.line(a + "[j][0] = lt_pack(" + s + "[2 * j][0], " + s + "[2 * j][1]);");
             e.line(a + "[j][1] = lt_pack(" + s + "[2 * j][2], " + s + "[2 * j][3]);");
@@ -170,6 +180,11 @@ final class AttentionBackwardWgmmaRenderer {
         e.unrolled("n", "16", () -> e.line("dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;"));
         e.line("const int krow = k0 + wi * 16 + g;  // this thread's keys: krow and krow + 8");
         AttentionBackwardRows.kvTileWalk(e, "BC", "TBYTES");
+        if (deepKv) {
+            AttentionBackwardWgmmaOverlap.kvPipelined(e);
+            AttentionBackwardRows.storeDkDv(e, pack2, vec2);
+            return;
+        }
         e.block("for (int it = 0; it < total; ++it)", () -> {
             e.line("const int buf = it & 1;");
             e.line("__syncthreads();  // every warp is done with tile it - 1 (its products were waited for), whose buffers tile it + 1 fills");
@@ -183,14 +198,15 @@ final class AttentionBackwardWgmmaRenderer {
             e.line("const float* cL = fL + buf * BC;");
             e.line("const float* cD = fD + buf * BC;");
             e.line("float st[BC / 8][4], dpt[BC / 8][4];  // Sᵀ and dPᵀ: rows = the CTA's keys, columns = the tile's queries");
-            scores(e, "st", "sK", "cQ", "dpt", "sV", "cG");
             e.line("const bool edge = k0 + BM > seq_k || (CAUSAL && i0 < k0 + BM);  // a ragged or diagonal tile");
+            if (overlap) {
+                AttentionBackwardWgmmaOverlap.kvOverlapped(e);
+                return;
+            }
+            scores(e, "st", "sK", "cQ", "dpt", "sV", "cG");
             e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
-                e.line("const int key = krow + (i >> 1) * 8, qi = n * 8 + 2 * t4 + (i & 1);");
-                e.line("float p = lt_exp2(st[n][i] * SCALE_LOG2 - cL[qi]);");
-                e.line("if (edge && (key >= seq_k || (CAUSAL && key > i0 + qi))) p = 0.f;");
-                e.line("st[n][i] = p;");
-                e.line("dpt[n][i] = p * (dpt[n][i] - cD[qi]);");
+                AttentionBackwardWgmmaOverlap.kvProbability(e);
+                e.line("dpt[n][i] = st[n][i] * (dpt[n][i] - cD[qi]);");
             }));
             e.line("unsigned pa[BC / 16][4], sa[BC / 16][4];");
             pack(e, "st", "pa");
@@ -226,6 +242,12 @@ final class AttentionBackwardWgmmaRenderer {
         e.line(";");
         e.line("if (nk > 0) issue(0, 0);");
         e.line("lt_cp_commit();");
+        if (deep) {
+            AttentionBackwardWgmmaOverlap.gradQPipelined(e);
+            e.line("lt_cp_wait_all();");
+            AttentionBackwardRows.storeDq(e, "qrow", pack2, vec2);
+            return;
+        }
         e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
             e.line("const int buf = kt & 1;");
             e.line("__syncthreads();  // every warp is done with tile kt - 1, whose buffers tile kt + 1 fills");
@@ -237,15 +259,18 @@ final class AttentionBackwardWgmmaRenderer {
             e.line("const int c0 = kt * BC;");
             e.line("const unsigned cK = sK + buf * TBYTES, cV = sV + buf * TBYTES;");
             e.line("float s[BC / 8][4], dp[BC / 8][4];");
-            scores(e, "s", "sQ", "cK", "dp", "sG", "cV");
             e.line("const bool edge = c0 + BC > seq_k || (CAUSAL && c0 + BC - 1 > q0);  // a ragged or diagonal tile");
             e.comment("dS = P (dP - delta), P = exp2(s·scale·log2e - lse·log2e): 0 where masked or where the row sees no key");
-            e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
-                e.line("const int row = qrow + (i >> 1) * 8, col = c0 + n * 8 + 2 * t4 + (i & 1);");
-                e.line("float p = lt_exp2(s[n][i] * SCALE_LOG2 - l2[i >> 1]);");
-                e.line("if (edge && (col >= seq_k || (CAUSAL && col > row))) p = 0.f;");
-                e.line("s[n][i] = p * (dp[n][i] - dl[i >> 1]);");
-            }));
+            if (overlap) {
+                AttentionBackwardWgmmaOverlap.qScoresIssue(e);
+                AttentionBackwardWgmmaOverlap.qScoresSplit(e);
+            } else {
+                scores(e, "s", "sQ", "cK", "dp", "sG", "cV");
+                e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
+                    AttentionBackwardWgmmaOverlap.qProbability(e);
+                    e.line("s[n][i] *= dp[n][i] - dl[i >> 1];");
+                }));
+            }
             e.line("unsigned sa[BC / 16][4];");
             pack(e, "s", "sa");
             gradients(e, new String[][] {{"dq", "sa", "cK"}});

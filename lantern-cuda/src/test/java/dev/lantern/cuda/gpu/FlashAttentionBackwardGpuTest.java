@@ -67,6 +67,9 @@ class FlashAttentionBackwardGpuTest {
             {1, 3, 3, 29, 67, 128, true, new int[] {1, 3, 29, 67}},
             {2, 4, 2, 131, 67, 128, false, null},
             {1, 2, 1, 200, 129, 128, true, null},
+            // several tiles each way, neither length a multiple of 64: the pipelined walks' prologue, steady state and epilogue
+            {1, 2, 1, 300, 333, 128, false, null},
+            {1, 4, 2, 333, 300, 128, true, null},
             // one query (decode-shaped): 1x1 causal, 1x77; at head_dim 128 in bf16 and f16 the wgmma kernels' one partial tile
             {1, 2, 1, 1, 1, 128, true, null},
             {1, 2, 2, 1, 77, 128, false, null},

@@ -67,7 +67,9 @@ class AttentionBackwardNvccTest {
     /**
      * The Hopper kernels (grad_q and grad_kv on wgmma at head_dim 128, no mask) compile for sm_90a
      * without spills: both dtypes, causal and not, grouped heads, lengths that are not multiples of
-     * the tiles; a masked spec keeps the mma.sync kernel, and so does head_dim 64.
+     * the tiles, in every order of the products ({@code lantern.attention.backward.overlap}), and ptxas
+     * does not serialize their wgmmas (warning C7515); a masked spec keeps the mma.sync kernel, and so
+     * does head_dim 64.
      */
     @Test
     void hopperGradientKernelsCompileForSm90aWithoutSpills() throws Exception {
@@ -82,8 +84,34 @@ class AttentionBackwardNvccTest {
                     assertTrue(spec.hopperPath(CudaTarget.H200), spec + " should take the wgmma kernel");
                     CudaKernelSource src = spec.render(CudaTarget.H200);
                     assertEquals("wgmma", src.variant());
-                    compile(spec, src, 0, failures);
+                    String log = compile(spec, src, 0, failures);
+                    if (log.contains("serialized")) {
+                        failures.append(spec).append(": ptxas serialized its wgmmas:\n").append(log).append('\n');
+                    }
                 }
+            }
+        }
+        // the other orders of the products (lantern.attention.backward.overlap), bf16
+        String before = System.getProperty("lantern.attention.backward.overlap");
+        try {
+            for (String mode : List.of("false", "split", "deep-kv")) {
+                System.setProperty("lantern.attention.backward.overlap", mode);
+                for (AttentionBackwardSpec.Kind kind : List.of(AttentionBackwardSpec.Kind.GRAD_Q, AttentionBackwardSpec.Kind.GRAD_KV)) {
+                    for (boolean causal : new boolean[] {false, true}) {
+                        AttentionBackwardSpec spec = new AttentionBackwardSpec("lt_attn_bwd_h" + n++, kind, 2, 8, causal ? 4 : 1, 97, 131,
+                                128, causal, 1 / Math.sqrt(128), DType.BF16, false);
+                        String log = compile(spec, spec.render(CudaTarget.H200), 0, failures);
+                        if (log.contains("serialized")) {
+                            failures.append(spec).append(" (").append(mode).append("): ptxas serialized its wgmmas:\n").append(log).append('\n');
+                        }
+                    }
+                }
+            }
+        } finally {
+            if (before == null) {
+                System.clearProperty("lantern.attention.backward.overlap");
+            } else {
+                System.setProperty("lantern.attention.backward.overlap", before);
             }
         }
         assertEquals("", failures.toString());
@@ -96,8 +124,11 @@ class AttentionBackwardNvccTest {
         System.out.println("[nvcc] " + n + " wgmma attention gradient kernels compile for sm_90a without spills");
     }
 
-    /** Checks {@code src} for atomics, compiles it with ptxas and adds to {@code failures} an error or spill stores past {@code allowed}. */
-    private void compile(AttentionBackwardSpec spec, CudaKernelSource src, int allowed, StringBuilder failures) throws Exception {
+    /**
+     * Checks {@code src} for atomics, compiles it with ptxas and adds to {@code failures} an error or spill stores past
+     * {@code allowed}; returns ptxas's log.
+     */
+    private String compile(AttentionBackwardSpec spec, CudaKernelSource src, int allowed, StringBuilder failures) throws Exception {
         StrictKernels.check(src);
         NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, tmp, 180);
         if (!px.failure().isEmpty()) {
@@ -105,6 +136,7 @@ class AttentionBackwardNvccTest {
         } else if (px.spillStores() < 0 || px.spillStores() > allowed) {
             failures.append(spec).append(" spills:\n").append(px.log()).append('\n');
         }
+        return px.log();
     }
 
     @Test
