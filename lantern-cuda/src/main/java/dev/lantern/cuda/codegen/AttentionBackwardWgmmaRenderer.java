@@ -44,7 +44,11 @@ final class AttentionBackwardWgmmaRenderer {
     private final String vec2;
     /** Whether the exponentials run under the products (two wgmma groups per step); {@code lantern.attention.backward.overlap=false} waits for each. */
     private final boolean overlap;
-    /** Whether grad_q's dQ += dS K of a tile runs under the next tile's score products ({@code lantern.attention.backward.overlap=split} waits for it). */
+    /**
+     * Whether grad_q's dQ += dS K of a tile runs under the next tile's score products
+     * ({@code lantern.attention.backward.overlap=deep} or {@code deep-kv}; the default, {@code split}, waits for it:
+     * measured no faster on the H200, docs/training.md).
+     */
     private final boolean deep;
     /** Whether grad_kv's dK += dSᵀ Q of a tile runs under the next tile's score products ({@code lantern.attention.backward.overlap=deep-kv}). */
     private final boolean deepKv;
@@ -60,9 +64,9 @@ final class AttentionBackwardWgmmaRenderer {
         this.mmaType = bf16 ? "bf16" : "f16";
         this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
-        String mode = System.getProperty("lantern.attention.backward.overlap", "deep");
+        String mode = System.getProperty("lantern.attention.backward.overlap", "split");
         this.overlap = !"false".equals(mode);
-        this.deep = overlap && !"split".equals(mode);
+        this.deep = "deep".equals(mode) || "deep-kv".equals(mode);
         this.deepKv = "deep-kv".equals(mode);
         if (sharedBytes() > target.sharedBytesPerBlock()) {
             throw new CodegenException(spec.name() + ": needs " + sharedBytes() + " bytes of shared memory, " + target.arch()

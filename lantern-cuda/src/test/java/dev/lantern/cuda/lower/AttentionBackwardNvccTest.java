@@ -94,7 +94,7 @@ class AttentionBackwardNvccTest {
         // the other orders of the products (lantern.attention.backward.overlap), bf16
         String before = System.getProperty("lantern.attention.backward.overlap");
         try {
-            for (String mode : List.of("false", "split", "deep-kv")) {
+            for (String mode : List.of("false", "deep", "deep-kv")) {
                 System.setProperty("lantern.attention.backward.overlap", mode);
                 for (AttentionBackwardSpec.Kind kind : List.of(AttentionBackwardSpec.Kind.GRAD_Q, AttentionBackwardSpec.Kind.GRAD_KV)) {
                     for (boolean causal : new boolean[] {false, true}) {
