@@ -44,14 +44,6 @@ final class AttentionBackwardWgmmaRenderer {
     private final String vec2;
     /** Whether the exponentials run under the products (two wgmma groups per step); {@code lantern.attention.backward.overlap=false} waits for each. */
     private final boolean overlap;
-    /**
-     * Whether grad_q's dQ += dS K of a tile runs under the next tile's score products
-     * ({@code lantern.attention.backward.overlap=deep} or {@code deep-kv}; the default, {@code split}, waits for it:
-     * measured no faster on the H200, docs/training.md).
-     */
-    private final boolean deep;
-    /** Whether grad_kv's dK += dSᵀ Q of a tile runs under the next tile's score products ({@code lantern.attention.backward.overlap=deep-kv}). */
-    private final boolean deepKv;
 
     AttentionBackwardWgmmaRenderer(AttentionBackwardSpec spec, CudaTarget target) {
         if (!supports(spec, target)) {
@@ -64,10 +56,7 @@ final class AttentionBackwardWgmmaRenderer {
         this.mmaType = bf16 ? "bf16" : "f16";
         this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
-        String mode = System.getProperty("lantern.attention.backward.overlap", "split");
-        this.overlap = !"false".equals(mode);
-        this.deep = "deep".equals(mode) || "deep-kv".equals(mode);
-        this.deepKv = "deep-kv".equals(mode);
+        this.overlap = !"false".equals(System.getProperty("lantern.attention.backward.overlap"));
         if (sharedBytes() > target.sharedBytesPerBlock()) {
             throw new CodegenException(spec.name() + ": needs " + sharedBytes() + " bytes of shared memory, " + target.arch()
                     + " allows " + target.sharedBytesPerBlock());
@@ -184,11 +173,6 @@ final class AttentionBackwardWgmmaRenderer {
         e.unrolled("n", "16", () -> e.line("dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;"));
         e.line("const int krow = k0 + wi * 16 + g;  // this thread's keys: krow and krow + 8");
         AttentionBackwardRows.kvTileWalk(e, "BC", "TBYTES");
-        if (deepKv) {
-            AttentionBackwardWgmmaOverlap.kvPipelined(e);
-            AttentionBackwardRows.storeDkDv(e, pack2, vec2);
-            return;
-        }
         e.block("for (int it = 0; it < total; ++it)", () -> {
             e.line("const int buf = it & 1;");
             e.line("__syncthreads();  // every warp is done with tile it - 1 (its products were waited for), whose buffers tile it + 1 fills");
@@ -246,12 +230,6 @@ final class AttentionBackwardWgmmaRenderer {
         e.line(";");
         e.line("if (nk > 0) issue(0, 0);");
         e.line("lt_cp_commit();");
-        if (deep) {
-            AttentionBackwardWgmmaOverlap.gradQPipelined(e);
-            e.line("lt_cp_wait_all();");
-            AttentionBackwardRows.storeDq(e, "qrow", pack2, vec2);
-            return;
-        }
         e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
             e.line("const int buf = kt & 1;");
             e.line("__syncthreads();  // every warp is done with tile kt - 1, whose buffers tile kt + 1 fills");
