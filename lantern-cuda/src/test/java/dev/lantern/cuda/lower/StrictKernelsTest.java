@@ -41,6 +41,9 @@ class StrictKernelsTest {
         assertTrue(e.getMessage().contains("'atomicAdd' at line 3"), e.getMessage());
         String ptx = "asm volatile(\"red.global.add.f32 [%0], %1;\" :: \"l\"(p), \"f\"(v));";
         assertThrows(NondeterministicKernelException.class, () -> StrictKernels.check("lt_ptx", ptx));
+        // the tensor-memory unit's reduce-add into global memory is an atomic too
+        String bulk = "asm volatile(\"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], 256;\" :: \"l\"(g), \"r\"(s));";
+        assertThrows(NondeterministicKernelException.class, () -> StrictKernels.check("lt_bulk", bulk));
         // names that merely contain the letters are not atomics
         StrictKernels.check("lt_ok", "float atomicity = 1; int reduced = red_count; float bored = 0;");
     }
