@@ -36,7 +36,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * packs every GEMM weight into the micro-kernel's panels ({@link PackedWeight}): the packed copy is
  * what forwards read, so a weight changed in place after bind needs bind again.
  * {@link #run} then only builds the input views, walks the free views, runs the prepared kernels
- * and copies the outputs out of the arena, into fresh tensors or into the caller's own
+ * and leaves the outputs in fresh tensors or in the caller's own (each output's kernel writes into
+ * that tensor where it can, {@link #directOutputs}; the rest are copied out of the arena)
  * ({@link #run(Map, Map)}, which allocates nothing) (the arena is reused by the next forward, so one
  * executor runs one forward at a time: a second call while one runs, from another thread or
  * re-entered, is a typed error, as is any use after {@link #close}).
@@ -209,6 +210,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             }
         }
         Map<String, View> env = new HashMap<>(fixed);
+        Map<String, Tensor> direct = directOutputs(inputs, out);
         for (Node n : graph.nodes()) {
             if (n.op() == Op.INPUT) {
                 Tensor t = inputs.get(n.attrs().getString("name", n.name()));
@@ -219,7 +221,8 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             } else if (!n.op().isSource() && dev.lantern.kernel.KernelLowering.isFree(n, graph)) {
                 env.put(n.name(), EagerExecutor.freeView(n, env.get(n.input(0))));
             } else if (!n.op().isSource()) {
-                env.put(n.name(), arenaView(n.name(), n.type()));
+                Tensor t = direct.get(n.name());
+                env.put(n.name(), t != null ? View.of(t).reshape(n.type().shape()) : arenaView(n.name(), n.type()));
             }
         }
         List<Kernel> kernels = model.kernels();
@@ -266,6 +269,9 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         // Keyed by the source graph's output names: passes may rename a returned value (an identity
         // cast dropped, a duplicate merged) but keep the outputs' positions.
         for (int i = 0; i < graph.outputs().size(); i++) {
+            if (direct.containsKey(graph.outputs().get(i))) {
+                continue; // its kernel wrote it in place
+            }
             View v = env.get(graph.outputs().get(i));
             Tensor t = out.get(names.get(i));
             if (java.util.Arrays.equals(v.strides(), v.shape().contiguousStrides())) {
@@ -284,6 +290,27 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             Tracing.complete("compiled run", "run", forwardStart, System.nanoTime() - forwardStart, null);
         }
         return out;
+    }
+
+    /**
+     * The outputs whose kernel writes straight into the caller's tensor instead of the arena (no copy
+     * after the forward: GPT-2's logits are 26 MB a sequence): a value a kernel computes, returned once,
+     * whose tensor has its dtype and is native memory that overlaps no input. The rest are copied out.
+     */
+    private Map<String, Tensor> directOutputs(Map<String, Tensor> inputs, Map<String, Tensor> out) {
+        Map<String, Tensor> direct = new HashMap<>();
+        List<String> names = model.source().outputs();
+        List<String> values = graph.outputs();
+        for (int i = 0; i < values.size(); i++) {
+            Node n = graph.node(values.get(i));
+            Tensor t = out.get(names.get(i));
+            boolean computed = !n.op().isSource() && !dev.lantern.kernel.KernelLowering.isFree(n, graph);
+            if (computed && values.indexOf(values.get(i)) == values.lastIndexOf(values.get(i)) && t.dtype() == n.type().dtype()
+                    && t.segment().isNative() && inputs.values().stream().noneMatch(x -> x.segment().asOverlappingSlice(t.segment()).isPresent())) {
+                direct.put(values.get(i), t);
+            }
+        }
+        return direct;
     }
 
     private View arenaView(String value, TensorType t) {

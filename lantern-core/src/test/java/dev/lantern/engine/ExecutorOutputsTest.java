@@ -79,6 +79,48 @@ class ExecutorOutputsTest {
         }
     }
 
+    /**
+     * Outputs a kernel writes straight into the caller's tensor, beside ones copied out: a value later kernels
+     * read, a free view of it (transposed), a value returned twice, and an output tensor that is also the input.
+     */
+    @Test
+    void outputsWrittenInPlaceOrCopiedOutAreRight() {
+        Graph g = IrParser.parse("""
+                graph @outs {
+                  %x = input {name="x"} : f32[6,5]
+                  %0 = exp(%x) : f32[6,5]
+                  %1 = transpose(%0) {dim0=0, dim1=1} : f32[5,6]
+                  %2 = mul(%0, %x) : f32[6,5]
+                  %3 = neg(%2) : f32[6,5]
+                  return %0, %1, %3, %3
+                }
+                """);
+        try (CompiledCpuExecutor exec = new CompiledCpuExecutor(Compiler.compile(g, CompileOptions.defaults())).bind(Map.of())) {
+            for (long seed = 3; seed < 5; seed++) {
+                Tensor x = Philox.normal(Tensor.allocate(DType.F32, Shape.of(6, 5)), seed, 1f);
+                Map<String, double[]> want = new HashMap<>();
+                Map<String, dev.lantern.reference.RefTensor> ref = ReferenceInterpreter.run(g, Map.of("x", x));
+                for (String o : g.outputs()) {
+                    want.put(o, ref.get(o).data());
+                }
+                exec.poisonArena();
+                Map<String, Tensor> outs = exec.run(Map.of("x", x));
+                for (String o : g.outputs()) {
+                    assertTrue(Accuracy.relErr(outs.get(o).toDoubles(), want.get(o)) <= 1e-6, "%" + o + " seed " + seed);
+                }
+                // the caller's tensor for %0 is x itself: the forward reads x, so %0 is copied out at the end
+                Map<String, Tensor> shared = new HashMap<>(exec.newOutputs());
+                Tensor xs = Philox.normal(Tensor.allocate(DType.F32, Shape.of(6, 5)), seed, 1f); // x's values, its own memory
+                shared.put(g.outputs().getFirst(), xs);
+                exec.poisonArena();
+                exec.run(Map.of("x", xs), shared);
+                for (String o : g.outputs()) {
+                    assertTrue(Accuracy.relErr(shared.get(o).toDoubles(), want.get(o)) <= 1e-6, "sharing x: %" + o + " seed " + seed);
+                }
+            }
+        }
+    }
+
     @Test
     void wrongOutputsAreATypedError() {
         Graph g = IrParser.parse(GRAPH);
