@@ -84,12 +84,17 @@ final class GemmPacking {
     private static final VectorSpecies<Float> GATHER = CpuConfig.VECTOR && (MR == 8 || MR == 4)
             ? (MR == 8 ? FloatVector.SPECIES_256 : FloatVector.SPECIES_128) : null;
 
-    private static final ThreadLocal<int[]> GATHER_ROWS = ThreadLocal.withInitial(() -> new int[] {-1});
+    /** Per thread: the gather offsets of the last stride, that stride in the spare slot (-1: none yet). */
+    private static final ThreadLocal<int[]> GATHER_ROWS = ThreadLocal.withInitial(() -> {
+        int[] none = new int[MR + 1];
+        none[MR] = -1;
+        return none;
+    });
 
-    /** The calling thread's gather offsets {0, ld, ..., (MR-1)·ld} (its last ld kept in the spare slot). */
+    /** The calling thread's gather offsets {0, ld, ..., (MR-1)·ld}. */
     private static int[] gatherRows(int ld) {
         int[] rows = GATHER_ROWS.get();
-        if (rows.length != MR + 1 || rows[MR] != ld) {
+        if (rows[MR] != ld) {
             rows = new int[MR + 1];
             for (int r = 0; r < MR; r++) {
                 rows[r] = r * ld;
