@@ -28,11 +28,39 @@ class ScatterAddSortedSpecTest {
     void oneCtaSortsAndEveryRowAndColumnBlockSums() {
         CudaKernelSource sort = spec(ScatterAddSortedSpec.Stage.SORT, 1, 2048, 32000, 2048, DType.F32, DType.I64).render(CudaTarget.H200);
         assertEquals(1, sort.launch().gridX());
-        assertEquals((2048 + 128) * 8, sort.launch().dynamicSharedBytes(), "2048 keys of 8 bytes and a padding slot every 16");
+        assertEquals(2048 * 4 + 256 * 33 * 4 + 2 * 2048 * 2, sort.launch().dynamicSharedBytes(),
+                "2048 rows of 4 bytes, 256 digits x 33 warp counters, two buffers of 16-bit positions");
         CudaKernelSource odd = spec(ScatterAddSortedSpec.Stage.SORT, 1, 77, 7, 13, DType.BF16, DType.I32).render(CudaTarget.H200);
-        assertEquals((128 + 8) * 8, odd.launch().dynamicSharedBytes(), "77 ids padded to 128 keys, and a padding slot every 16");
+        assertEquals(77 * 4 + 256 * 33 * 4 + 2 * 78 * 2, odd.launch().dynamicSharedBytes(), "77 ids: each position buffer rounded to an even count");
         CudaKernelSource sum = spec(ScatterAddSortedSpec.Stage.SUM, 1, 2048, 32000, 2048, DType.F32, DType.I64).render(CudaTarget.H200);
         assertEquals(32000L * 8, sum.launch().gridX(), "32000 rows x 8 blocks of 256 columns");
+        CudaKernelSource vec = new ScatterAddSortedSpec("lt_scatter_add", ScatterAddSortedSpec.Stage.SUM, 1, 16384, 64, 4096, DType.BF16,
+                DType.I64, true).render(CudaTarget.H200);
+        assertEquals(64L * 2, vec.launch().gridX(), "64 rows x 2 blocks of 256 threads, 8 bf16 columns each");
+        assertTrue(vec.source().contains("uint4"), "16-byte loads");
+    }
+
+    @Test
+    void theSortRunsOneDigitPassPerByteOfTheLargestRow() {
+        assertEquals(1, ScatterAddSortedSpec.passes(64), "rows 0..63 and 64 for an id out of range: 7 bits");
+        assertEquals(1, ScatterAddSortedSpec.passes(255));
+        assertEquals(2, ScatterAddSortedSpec.passes(256), "the value 256 itself marks an id out of range");
+        assertEquals(2, ScatterAddSortedSpec.passes(32000));
+        assertEquals(3, ScatterAddSortedSpec.passes(100_000));
+        assertEquals(4, ScatterAddSortedSpec.passes(0xFFFFFFFEL));
+        assertEquals(32, ScatterAddSortedSpec.chunk(1), "one round of 32 for warp 0");
+        assertEquals(32, ScatterAddSortedSpec.chunk(1024));
+        assertEquals(64, ScatterAddSortedSpec.chunk(1025), "33 ids a warp: two rounds");
+        assertEquals(512, ScatterAddSortedSpec.chunk(16384));
+    }
+
+    @Test
+    void theVectorSumRefusesARowThatIsNotWholeLoads() {
+        CodegenException e = assertThrows(CodegenException.class, () -> new ScatterAddSortedSpec("lt_scatter_add",
+                ScatterAddSortedSpec.Stage.SUM, 1, 10, 4, 12, DType.BF16, DType.I64, true));
+        assertTrue(e.getMessage().contains("multiples of 8"), e.getMessage());
+        assertEquals(4, ScatterAddSortedSpec.vectorWidth(DType.F32));
+        assertEquals(8, ScatterAddSortedSpec.vectorWidth(DType.F16));
     }
 
     @Test
@@ -58,24 +86,35 @@ class ScatterAddSortedSpecTest {
                 assertEquals("", log);
             }
         }
+        for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
+            CudaKernelSource src = new ScatterAddSortedSpec("lt_scatter_add", ScatterAddSortedSpec.Stage.SUM, 2, 333, 97, 136, t, DType.I64, true)
+                    .render(CudaTarget.H200);
+            String log = NvccOnPath.compileCubin(src, CudaTarget.H200, Files.createDirectories(tmp.resolve("vector-" + t)), 120);
+            assertEquals("", log);
+        }
     }
 
     /**
-     * The sort keeps a thread's keys in registers at every length (1 to 16 a thread): a stage whose
-     * partner index were not a constant would put them in local memory, a stack frame of at least the
-     * keys' bytes in ptxas's report. At 16 keys a thread (16 384 ids, 64 registers under 1024 threads)
-     * ptxas spills 4 bytes of something else; 512 threads with 32 keys each spill 104.
+     * Neither kernel spills: the sort keeps nothing per id in registers across its phases (each pass
+     * recounts the ranks it places), and the sum's 16 loads ahead and 8 double accumulators fit.
      */
     @Test
-    void theSortKeepsItsKeysInRegistersAtEveryLength() throws Exception {
+    void neitherKernelSpills() throws Exception {
         if (!NvccOnPath.found()) {
             throw new AssertionError("nvcc is not on PATH: install the CUDA toolkit (13.0) to compile the generated kernels");
         }
         for (long count : new long[] {1, 31, 33, 1000, 1025, 4097, 16384}) {
-            CudaKernelSource src = spec(ScatterAddSortedSpec.Stage.SORT, 1, count, 64, 4096, DType.F32, DType.I32).render(CudaTarget.H200);
-            NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, Files.createDirectories(tmp.resolve("n" + count)), 120);
-            assertEquals("", px.failure(), count + " ids");
-            assertTrue(px.spillStores() >= 0 && px.spillStores() <= (count > 8192 ? 8 : 0), count + " ids:\n" + px.log());
+            for (long size : new long[] {64, 70_000}) {
+                CudaKernelSource src = spec(ScatterAddSortedSpec.Stage.SORT, 1, count, size, 4096, DType.F32, DType.I32).render(CudaTarget.H200);
+                NvccOnPath.Ptxas px = NvccOnPath.ptxas(src, CudaTarget.H200, Files.createDirectories(tmp.resolve("n" + count + "-" + size)), 120);
+                assertEquals("", px.failure(), count + " ids");
+                assertEquals(0, px.spillStores(), count + " ids into " + size + " rows:\n" + px.log());
+            }
         }
+        CudaKernelSource sum = new ScatterAddSortedSpec("lt_scatter_add", ScatterAddSortedSpec.Stage.SUM, 1, 16384, 64, 4096, DType.BF16,
+                DType.I64, true).render(CudaTarget.H200);
+        NvccOnPath.Ptxas px = NvccOnPath.ptxas(sum, CudaTarget.H200, Files.createDirectories(tmp.resolve("sum")), 120);
+        assertEquals("", px.failure());
+        assertEquals(0, px.spillStores(), px.log());
     }
 }

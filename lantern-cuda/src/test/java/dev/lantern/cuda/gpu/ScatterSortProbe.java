@@ -13,11 +13,14 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * The sorted scatter_add alone (its one-CTA sort and the per-row sums; no cuBLASLt), so that
+ * The sorted scatter_add alone (its one-CTA radix sort and the per-row sums; no cuBLASLt), so that
  * compute-sanitizer's memcheck and racecheck can run it (scripts/gpu-sanitize): ids from 33 to
- * 16 384 (1 to 16 keys a thread, strides within a thread, a warp and across warps), some negative and
- * some out of range, into 64 rows; each result bit for bit the float64 reference's sums rounded once.
- * Exits 1 when one is off.
+ * 16 384 (one round of 32 a warp to sixteen, warps with no ids), some negative, into tables of 64,
+ * 300 and 70 000 rows (one, two and three digit passes), with widths that take the 16-byte sum
+ * (a multiple of 4 f32 columns) and widths that do not; each result bit for bit the float64
+ * reference's sums rounded once. Then, unless {@code --no-timing}, the step's shape (16 384 ids into
+ * 64 rows of 4 096, f32 and bf16) timed: the median of 50 forwards, each the two kernels and a sync.
+ * Exits 1 when a sum is off.
  */
 public final class ScatterSortProbe {
     private ScatterSortProbe() {}
@@ -26,9 +29,11 @@ public final class ScatterSortProbe {
         StringBuilder bad = new StringBuilder();
         SplittableRandom r = new SplittableRandom(23);
         try (CudaDevice gpu = CudaDevice.open(0)) {
-            for (int count : new int[] {33, 1000, 4097, 16384}) {
-                int rows = 64;
-                int cols = 3 + r.nextInt(40);
+            int[][] cases = {{33, 64}, {1000, 64}, {4097, 64}, {16384, 64}, {1025, 300}, {16384, 300}, {4097, 70_000}, {16384, 70_000}};
+            for (int c = 0; c < cases.length; c++) {
+                int count = cases[c][0];
+                int rows = cases[c][1];
+                int cols = c % 2 == 0 ? 4 * (1 + r.nextInt(10)) : 3 + 4 * r.nextInt(10);
                 Graph g = IrParser.parse("graph @scatter {\n"
                         + "  %x = input {name=\"x\"} : f32[" + count + "," + cols + "]\n"
                         + "  %t = input {name=\"t\"} : i64[" + count + "]\n"
@@ -59,10 +64,51 @@ public final class ScatterSortProbe {
                     }
                 }
             }
+            if (args.length == 0 || !args[0].equals("--no-timing")) {
+                for (DType t : new DType[] {DType.F32, DType.BF16}) {
+                    System.out.println("[scatter-sort-probe] " + timeStepShape(gpu, t, r));
+                }
+            }
         }
         System.out.println(bad.isEmpty() ? "scatter sort probe: OK" : "scatter sort probe: FAILED\n" + bad);
         if (!bad.isEmpty()) {
             System.exit(1);
+        }
+    }
+
+    /** The embedding gradient of the decoder step: 16 384 ids into 64 rows of 4 096, forwards timed by the host. */
+    private static String timeStepShape(CudaDevice gpu, DType t, SplittableRandom r) {
+        int count = 16384;
+        int rows = 64;
+        int cols = 4096;
+        String ty = t == DType.F32 ? "f32" : "bf16";
+        Graph g = IrParser.parse("graph @scatter {\n"
+                + "  %x = input {name=\"x\"} : " + ty + "[" + count + "," + cols + "]\n"
+                + "  %t = input {name=\"t\"} : i64[" + count + "]\n"
+                + "  %y = scatter_add(%x, %t) {axis=0, size=" + rows + "} : " + ty + "[" + rows + "," + cols + "]\n"
+                + "  return %y\n}\n");
+        Tensor x = Tensor.allocate(t, Shape.of(count, cols));
+        Tensor ids = Tensor.allocate(DType.I64, Shape.of(count));
+        for (long i = 0; i < x.numel(); i++) {
+            x.set(i, (float) r.nextGaussian());
+        }
+        for (int i = 0; i < count; i++) {
+            ids.set(i, r.nextInt(rows));
+        }
+        try (CudaSession s = CudaSession.open(gpu, g, Map.of(), CudaSession.Options.compiled())) {
+            s.setInputs(Map.of("x", x, "t", ids));
+            for (int i = 0; i < 10; i++) {
+                s.forward();
+            }
+            double[] ms = new double[50];
+            for (int i = 0; i < ms.length; i++) {
+                long t0 = System.nanoTime();
+                s.forward();
+                ms[i] = (System.nanoTime() - t0) / 1e6;
+            }
+            java.util.Arrays.sort(ms);
+            return String.format("%d ids into %dx%d %s: forward (sort + sum + sync) median %.3f ms, min %.3f", count, rows, cols, ty,
+                    ms[ms.length / 2], ms[0]);
         }
     }
 }
