@@ -54,12 +54,14 @@ final class FlashAttentionVjp {
         String lse = mask == null ? b.op(Op.ATTENTION_LSE, ca, q, k) : b.op(Op.ATTENTION_LSE, ca, q, k, mask);
         String[] operands = mask == null ? new String[] {q, k, v, o, g, lse} : new String[] {q, k, v, o, g, lse, mask};
         String[] dx = new String[n.inputs().size()];
-        if (need[0]) {
-            String dq = b.op(Op.ATTENTION_GRAD_Q, ca, operands);
+        // grad_kv straight after grad_q, before dq's inverse rope reads it: on CUDA the two then run as one
+        // kernel (dq deferred to grad_kv's launch, which nothing in between may read)
+        String dq = need[0] ? b.op(Op.ATTENTION_GRAD_Q, ca, operands) : null;
+        String dkv = need[1] || need[2] ? b.op(Op.ATTENTION_GRAD_KV, ca, operands) : null;
+        if (dq != null) {
             dx[0] = rope ? b.op(Op.ROPE, r.with("inverse", true), dq) : dq;
         }
-        if (need[1] || need[2]) {
-            String dkv = b.op(Op.ATTENTION_GRAD_KV, ca, operands);
+        if (dkv != null) {
             Shape ks = b.shape(n.input(1));
             if (need[1]) {
                 String dk = b.reshape(b.op(Op.SLICE, Attrs.of("axis", 0, "start", 0, "end", 1), dkv), ks);

@@ -29,7 +29,8 @@ final class AttentionBackwardGeneralRenderer {
         List<String> strided = switch (spec.kind()) {
             case LSE -> List.of("q", "k");
             case DELTA -> List.of("o", "dy");
-            case GRAD_Q, GRAD_KV -> List.of("q", "k", "v", "dy");
+            case GRAD_Q, GRAD_KV, GRAD_KV_DS -> List.of("q", "k", "v", "dy");
+            case DQ_DS -> throw new IllegalStateException("DQ_DS has its own parameters (AttentionDqFromDsRenderer)");
         };
         strided.forEach(x -> p.add(new KernelParam(in, x)));
         switch (spec.kind()) {
@@ -44,7 +45,8 @@ final class AttentionBackwardGeneralRenderer {
         if (mask) {
             p.add(new KernelParam(in, "amask"));
         }
-        if (spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV) {
+        if (spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV
+                || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS) {
             p.add(new KernelParam(t + "* __restrict__", "out"));
         }
         p.add(new KernelParam("int", "heads"));

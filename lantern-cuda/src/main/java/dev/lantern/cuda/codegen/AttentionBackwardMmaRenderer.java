@@ -64,7 +64,8 @@ final class AttentionBackwardMmaRenderer {
 
     static boolean supports(AttentionBackwardSpec spec, CudaTarget target) {
         return target.tensorCoreMma() && (spec.headDim() == 64 || spec.headDim() == 128)
-                && (spec.dtype() == DType.BF16 || spec.dtype() == DType.F16) && spec.kind() != AttentionBackwardSpec.Kind.DELTA;
+                && (spec.dtype() == DType.BF16 || spec.dtype() == DType.F16) && spec.kind() != AttentionBackwardSpec.Kind.DELTA
+                && spec.kind() != AttentionBackwardSpec.Kind.DQ_DS;
     }
 
     int sharedBytes() {
@@ -73,7 +74,7 @@ final class AttentionBackwardMmaRenderer {
             case LSE -> 2 * 64 * d * 2;
             case GRAD_Q -> (2 * 64 + 2 * STAGES * keyTile) * d * 2;
             case GRAD_KV -> (2 * 64 + 2 * STAGES * queryTile) * d * 2 + 2 * STAGES * queryTile * 4;
-            case DELTA -> 0;
+            case DELTA, GRAD_KV_DS, DQ_DS -> 0;
         };
     }
 
@@ -110,7 +111,7 @@ final class AttentionBackwardMmaRenderer {
                 case LSE -> lse(e);
                 case GRAD_Q -> gradQ(e, pack2, vec2);
                 case GRAD_KV -> gradKv(e, pack2, vec2);
-                case DELTA -> throw new IllegalStateException("delta has no tensor-core kernel");
+                case DELTA, GRAD_KV_DS, DQ_DS -> throw new IllegalStateException(spec.kind() + " has no mma.sync kernel");
             }
             e.line("#undef LT_A");
             e.line("#undef LT_B");

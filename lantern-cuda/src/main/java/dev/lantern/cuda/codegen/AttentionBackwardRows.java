@@ -78,9 +78,16 @@ final class AttentionBackwardRows {
 
     /** grad_kv's store into out [2, b, hk, t, D]: dk (times the scale) at [0], dv one plane after, the thread's keys krow + 8h. */
     static void storeDkDv(CudaEmitter e, String pack2, String vec2) {
+        storeDkDv(e, pack2, vec2, false);
+    }
+
+    /** As above; with {@code planeArg} the distance from dk's plane to dv's is the kernel's {@code plane} argument (a launch over part of the batch). */
+    static void storeDkDv(CudaEmitter e, String pack2, String vec2, boolean planeArg) {
         e.line("lt_cp_wait_all();  // causal keys past every query ran no tile: their K/V copies still land before exit");
         e.comment("out [2, b, hk, t, D]: dk at [0], dv one plane after");
-        e.line("const long long plane = (long long) (gridDim.x / kblocks) * seq_k * D;");
+        if (!planeArg) {
+            e.line("const long long plane = (long long) (gridDim.x / kblocks) * seq_k * D;");
+        }
         e.unrolled("h", "2", () -> {
             e.line("const int key = krow + 8 * h;");
             e.line("T* __restrict__ ob = out + (bh * seq_k + key) * (long long) D;");

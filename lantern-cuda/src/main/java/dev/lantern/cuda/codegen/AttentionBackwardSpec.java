@@ -14,6 +14,11 @@ import dev.lantern.ir.DType;
  * GRAD_KV: dk_j = scale Σ_h Σ_i P_ij (dy_i·v_j − delta_i) q_i,  dv_j = Σ_h Σ_i P_ij dy_i
  *          (out [2, b, hk, t, d]: dk then dv), the group's query heads in order
  *          args: q, k, v, dy, lse, delta, [amask], out, heads, seq_q, seq_k, q/k/v/dy strides, [amask's]
+ * GRAD_KV_DS: GRAD_KV that also writes dS = P∘(dP − delta) (16-bit, as rounded for dK) of every
+ *          tile it computes to a buffer, 64 × 64 a tile in the order DQ_DS's threads read it
+ *          ({@link #dsTilesPerHead}); args: GRAD_KV's, then ds, plane (elements from dk's plane to dv's)
+ * DQ_DS:   dq_i = scale Σ_j dS_ij k_j from those tiles: one product instead of GRAD_Q's three
+ *          args: k, ds, out, heads, seq_q, seq_k, k's (b,h,s) strides
  * </pre>
  *
  * q (b, heads, seq_q, d), k and v (b, heads / group, seq_k, d); head_dim contiguous in every
@@ -22,7 +27,10 @@ import dev.lantern.ir.DType;
  */
 public record AttentionBackwardSpec(String name, Kind kind, long batch, long heads, int group, long seqQ, long seqK, int headDim,
                                     boolean causal, double scale, DType dtype, boolean masked) implements KernelSpec {
-    public enum Kind { LSE, DELTA, GRAD_Q, GRAD_KV }
+    public enum Kind { LSE, DELTA, GRAD_Q, GRAD_KV, GRAD_KV_DS, DQ_DS }
+
+    /** Bytes of one 64 × 64 dS tile of 16-bit values. */
+    public static final long DS_TILE_BYTES = 64 * 64 * 2;
 
     public AttentionBackwardSpec {
         KernelSpec.checkName(name);
@@ -72,6 +80,29 @@ public record AttentionBackwardSpec(String name, Kind kind, long batch, long hea
     }
 
     /**
+     * Whether grad_q's dq is computed from the dS tiles grad_kv writes ({@link Kind#GRAD_KV_DS} then
+     * {@link Kind#DQ_DS}, {@link AttentionDqFromDsRenderer}) instead of GRAD_Q's second pass over K and V:
+     * the wgmma kernels' case ({@link #hopperPath}); {@code lantern.attention.backward.ds=false} keeps GRAD_Q.
+     */
+    public boolean dsPath(CudaTarget target) {
+        return !"false".equals(System.getProperty("lantern.attention.backward.ds")) && new AttentionBackwardSpec(name, Kind.GRAD_KV, batch,
+                heads, group, seqQ, seqK, headDim, causal, scale, dtype, masked).hopperPath(target);
+    }
+
+    /**
+     * dS tiles of one (b, query head): 64-row query tiles × 64-key tiles, causal only those at or below
+     * the diagonal (key tile ≤ query tile), row by row.
+     */
+    public static long dsTilesPerHead(long seqQ, long seqK, boolean causal) {
+        long nq = (seqQ + 63) / 64;
+        long nk = (seqK + 63) / 64;
+        if (!causal) {
+            return nq * nk;
+        }
+        return nq <= nk ? nq * (nq + 1) / 2 : nk * (nk + 1) / 2 + (nq - nk) * nk;
+    }
+
+    /**
      * Whether DELTA takes the 16-byte-load kernel ({@link AttentionDeltaRenderer}: bf16/f16, head_dim
      * a power of two from 8 to 256), whose rows must start 16-byte aligned.
      * {@code lantern.attention.backward.general=true} keeps the general kernel.
@@ -83,6 +114,13 @@ public record AttentionBackwardSpec(String name, Kind kind, long batch, long hea
     @Override
     public CudaKernelSource render(CudaTarget target) {
         target.requireDtype(dtype, name);
+        if (kind == Kind.GRAD_KV_DS || kind == Kind.DQ_DS) {
+            if (!dsPath(target)) {
+                throw new CodegenException(name + ": " + kind + " runs on the wgmma kernels only (head_dim 128, bf16/f16, no mask, sm_90), got "
+                        + this + " on " + target.arch());
+            }
+            return kind == Kind.DQ_DS ? new AttentionDqFromDsRenderer(this, target).render() : new AttentionBackwardWgmmaRenderer(this, target).render();
+        }
         if (vectorDelta()) {
             return new AttentionDeltaRenderer(this).render();
         }

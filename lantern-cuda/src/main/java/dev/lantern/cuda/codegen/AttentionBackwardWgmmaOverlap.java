@@ -34,6 +34,16 @@ final class AttentionBackwardWgmmaOverlap {
      * computed while dV runs; then dK += dSᵀ Q. The same products, in the same order, as the waiting form.
      */
     static void kvOverlapped(CudaEmitter e) {
+        kvOverlapped(e, false);
+    }
+
+    /**
+     * As above; with {@code writeDs} (GRAD_KV_DS) dSᵀ, as packed for dK, is also written transposed into
+     * shared memory ({@code sDS[query][key]}) before dK += dSᵀ Q is issued, and once every warp has
+     * written its keys the tile is copied out to global memory in DQ_DS's fragment order
+     * ({@link AttentionDqFromDsRenderer}) while dK runs.
+     */
+    static void kvOverlapped(CudaEmitter e, boolean writeDs) {
         e.line("lt_wgmma_fence();");
         e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(st, LT_KDESC(sK, RBYTES / 2, kk), LT_KDESC(cQ, HALF, kk), kk > 0);"));
         e.line("lt_wgmma_commit();");
@@ -51,9 +61,32 @@ final class AttentionBackwardWgmmaOverlap {
         e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(dpt[n]);"));
         e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> e.line("dpt[n][i] = st[n][i] * (dpt[n][i] - cD[n * 8 + 2 * t4 + (i & 1)]);")));
         AttentionBackwardWgmmaRenderer.pack(e, "dpt", "sa");
+        if (writeDs) {
+            e.comment("dSᵀ's 16-bit values into sDS[query][key]: sa[j][0] and [2] hold key krow, [1] and [3] key krow + 8;");
+            e.comment("the low half query 16j + 2 t4 (+ 8 for [2], [3]), the high half the next query");
+            e.line("const int kl = wi * 16 + g;");
+            e.unrolled("j", "BC / 16", () -> e.unrolled("x", "4", () -> {
+                e.line("const int ql = 16 * j + (x >> 1) * 8 + 2 * t4, kc = kl + (x & 1) * 8;");
+                e.line("sDS[ql * DSP + kc] = (unsigned short) (sa[j][x] & 0xFFFFu);");
+                e.line("sDS[(ql + 1) * DSP + kc] = (unsigned short) (sa[j][x] >> 16);");
+            }));
+        }
         e.line("lt_wgmma_fence();");
         e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dk, sa[j], LT_VDESC(cQ + j * 2048), true);"));
         e.line("lt_wgmma_commit();");
+        if (writeDs) {
+            e.line("__syncthreads();  // every warp's keys of the tile are in sDS (the loop's first barrier keeps the next tile off it)");
+            e.block("", () -> {
+                e.line("const long long hq = hk * GROUP + it / per;  // the tile's query head and query tile");
+                e.line("const int qt = qs + it % per;");
+                e.line("uint4* __restrict__ dst = reinterpret_cast<uint4*>(ds) + ((bi * heads + hq) * dsTiles + lt_ds_row(qt, nkt) + kt) * 512 + tid;");
+                e.line("const int r = wi * 16 + g;  // as DQ_DS's thread tid: rows r and r + 8");
+                e.unrolled("p", "4", () -> {
+                    e.line("const unsigned* s0 = reinterpret_cast<const unsigned*>(sDS + r * DSP + 16 * p + 2 * t4);");
+                    e.line("dst[p * 128] = make_uint4(s0[0], s0[4 * DSP], s0[4], s0[4 * DSP + 4]);");
+                });
+            });
+        }
         e.line("lt_wgmma_wait<0>();");
         e.unrolled("n", "16", () -> {
             e.line("lt_reg_fence(dv[n]);");

@@ -71,19 +71,31 @@ final class AttentionBackwardWgmmaRenderer {
     static boolean supports(AttentionBackwardSpec spec, CudaTarget target) {
         return !"false".equals(System.getProperty("lantern.attention.backward.wgmma")) && target.wgmmaAttention() != null
                 && spec.headDim() == 128 && !spec.masked() && (spec.dtype() == DType.BF16 || spec.dtype() == DType.F16)
-                && (spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV);
+                && (spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV
+                    || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS);
     }
 
-    /** The CTA's own two 64-row tiles, two buffers of the two streamed tiles, lse and delta (grad_kv), 1 KiB of alignment slack. */
+    /** Elements of a row of grad_kv's transposed dS tile in shared memory: 64 keys and 8 of padding (rows 144 bytes apart, no bank conflicts). */
+    static final int DS_PITCH = 72;
+
+    /**
+     * The CTA's own two 64-row tiles, two buffers of the two streamed tiles, lse and delta (grad_kv),
+     * dS transposed (GRAD_KV_DS), 1 KiB of alignment slack.
+     */
     int sharedBytes() {
-        int staged = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV ? 2 * 2 * TILE * 4 : 0;
-        return 2 * BM * 256 + 2 * 2 * TILE * 256 + staged + 1024;
+        int staged = spec.kind() != AttentionBackwardSpec.Kind.GRAD_Q ? 2 * 2 * TILE * 4 : 0;
+        int ds = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS ? TILE * DS_PITCH * 2 : 0;
+        return 2 * BM * 256 + 2 * 2 * TILE * 256 + staged + ds + 1024;
+    }
+
+    private boolean writesDs() {
+        return spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS;
     }
 
     CudaKernelSource render() {
         CudaEmitter e = new CudaEmitter();
-        boolean kv = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV;
-        CudaPrelude.emit(e, "attention backward " + (kv ? "grad_kv" : "grad_q") + (spec.causal() ? " (causal)" : "")
+        boolean kv = spec.kind() != AttentionBackwardSpec.Kind.GRAD_Q;
+        CudaPrelude.emit(e, "attention backward " + (kv ? "grad_kv" : "grad_q") + (writesDs() ? " writing dS" : "") + (spec.causal() ? " (causal)" : "")
                 + ", head_dim 128, Hopper path (wgmma, one warpgroup, " + BM + " " + (kv ? "keys" : "query rows")
                 + " a CTA, two CTAs an SM)");
         e.linef("constexpr int THREADS = 128, D = 128, BM = %d, BC = %d, GROUP = %d;", BM, TILE, spec.group());
@@ -96,7 +108,12 @@ final class AttentionBackwardWgmmaRenderer {
         WgmmaHelpers.emitKernelHelpers(e, TILE, false, mmaType, pack2, vec2);
         e.comment("A or B operand (K-major, SW128) of a 64-column-half tile: k-step kk of 16 dims, halves HALF_BYTES apart");
         e.line("#define LT_KDESC(base, half_bytes, kk) lt_desc((base) + ((kk) >> 2) * (half_bytes) + ((kk) & 3) * 32, 16, 1024)");
-        List<KernelParam> params = AttentionBackwardGeneralRenderer.params(spec, t);
+        List<KernelParam> params = new java.util.ArrayList<>(AttentionBackwardGeneralRenderer.params(spec, t));
+        if (writesDs()) {
+            params.add(new KernelParam(t + "* __restrict__", "ds"));
+            params.add(new KernelParam("long long", "plane"));
+            AttentionDqFromDsRenderer.emitTileRow(e);
+        }
         e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, 2)"), () -> {
             e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
             e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
@@ -166,6 +183,12 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("const unsigned sK = sbase, sV = sK + RBYTES, sQ = sV + RBYTES, sG = sQ + 2 * TBYTES;  // two buffers each of Q and dO");
         e.line("float* fL = reinterpret_cast<float*>(lt_smem + (sG + 2 * TBYTES - sraw));  // each buffer's lse·log2e");
         e.line("float* fD = fL + 2 * BC;                                                  // and delta");
+        if (writesDs()) {
+            e.linef("constexpr int DSP = %d;  // dS row pitch in elements", DS_PITCH);
+            e.line("unsigned short* sDS = reinterpret_cast<unsigned short*>(fD + 2 * BC);  // this tile's dS, transposed: [query][key]");
+            e.line("const int nkt = kblocks, kt = k0 / BM;");
+            e.line("const long long dsTiles = lt_ds_row((seq_q + BC - 1) / BC, nkt);");
+        }
         e.line("lt_load_tile<BM>(sK, kb, k_ss, k0, seq_k, tid);");
         e.line("lt_load_tile<BM>(sV, vb, v_ss, k0, seq_k, tid);");
         e.line("lt_cp_commit();");
@@ -187,8 +210,8 @@ final class AttentionBackwardWgmmaRenderer {
             e.line("const float* cD = fD + buf * BC;");
             e.line("float st[BC / 8][4], dpt[BC / 8][4];  // Sᵀ and dPᵀ: rows = the CTA's keys, columns = the tile's queries");
             e.line("const bool edge = k0 + BM > seq_k || (CAUSAL && i0 < k0 + BM);  // a ragged or diagonal tile");
-            if (overlap) {
-                AttentionBackwardWgmmaOverlap.kvOverlapped(e);
+            if (overlap || writesDs()) {
+                AttentionBackwardWgmmaOverlap.kvOverlapped(e, writesDs());
                 return;
             }
             scores(e, "st", "sK", "cQ", "dpt", "sV", "cG");
@@ -201,7 +224,7 @@ final class AttentionBackwardWgmmaRenderer {
             pack(e, "dpt", "sa");
             gradients(e, new String[][] {{"dv", "pa", "cG"}, {"dk", "sa", "cQ"}});
         });
-        AttentionBackwardRows.storeDkDv(e, pack2, vec2);
+        AttentionBackwardRows.storeDkDv(e, pack2, vec2, writesDs());
     }
 
     private void gradQ(CudaEmitter e) {

@@ -21,12 +21,22 @@ import java.util.List;
  * mask through its (b, h, s) strides, 0 on broadcast axes. The tensor-core kernels
  * ({@link AttentionBackwardSpec#fastPath}) also need 16-byte aligned rows: an operand whose strides
  * or offset are not multiples of 8 elements is copied.
+ *
+ * <p>Where {@link DsDq} defers grad_q to grad_kv, grad_kv launches DELTA and then, per chunk of the
+ * batch ({@link DsDq#chunkBatches}), GRAD_KV_DS (dk;dv, and every tile's dS into a transient buffer)
+ * and DQ_DS (dq = scale · dS K into grad_q's output).
  */
 final class AttentionBackwardLowerer implements KernelLowerer {
     @Override
     public void lower(Kernel kernel, LoweringContext cx) {
         Node n = kernel.node();
         Op op = n.op();
+        if (op == Op.ATTENTION_GRAD_Q) {
+            Kernel kv = DsDq.partner(kernel, cx);
+            if (kv != null && cx.deferredDq.putIfAbsent(kv.name(), kernel) == null) {
+                return; // grad_kv's launches write dq
+            }
+        }
         View q0 = rows(cx.in(kernel, 0), cx);
         View k0 = rows(cx.in(kernel, 1), cx);
         int maskAt = op == Op.ATTENTION_LSE ? 2 : 6;
@@ -90,6 +100,11 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         if (v.shape().dim(3) != d || o.shape().dim(3) != d) {
             throw new CodegenException(op.text() + " on CUDA needs v's head dim equal to q's and k's (" + d + "), found " + v.shape());
         }
+        Kernel gradQ = op == Op.ATTENTION_GRAD_KV ? cx.deferredDq.remove(kernel.name()) : null;
+        if (gradQ != null) {
+            viaDs(gradQ, q, k, v, aligned(o, cx), dy, lse, out, spec, cx);
+            return;
+        }
         // delta = rowsum(dy∘o): one pass for both gradient kernels of the same (o, dy), its transient
         // buffer living from grad_q's DELTA launch to grad_kv's launch
         String deltaKey = key(o) + "|" + key(dy);
@@ -114,6 +129,66 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         strides(a, q, k, v, dy);
         maskStrides(a, mask);
         cx.launch(spec.apply(op == Op.ATTENTION_GRAD_Q ? AttentionBackwardSpec.Kind.GRAD_Q : AttentionBackwardSpec.Kind.GRAD_KV), a);
+    }
+
+    /** DELTA, then per chunk of the batch GRAD_KV_DS and DQ_DS: dk;dv into {@code out}, and {@code gradQ}'s dq. */
+    private static void viaDs(Kernel gradQ, View q, View k, View v, View o, View dy, View lse, View out,
+                              java.util.function.Function<AttentionBackwardSpec.Kind, AttentionBackwardSpec> spec, LoweringContext cx) {
+        View dq = cx.out(gradQ);
+        if (dq.dtype() != q.dtype() || !dq.shape().equals(q.shape())) {
+            throw new CodegenException("attention_grad_q writes " + q.dtype() + q.shape() + ", found " + dq.dtype() + dq.shape());
+        }
+        AttentionBackwardSpec full = spec.apply(AttentionBackwardSpec.Kind.GRAD_KV_DS);
+        int b = (int) full.batch();
+        int h = (int) full.heads();
+        int hk = (int) full.kvHeads();
+        int s = (int) full.seqQ();
+        int t = (int) full.seqK();
+        int d = full.headDim();
+        long rowBytes = (long) h * s * 4;  // one batch's delta (and lse) rows
+        Buf delta = cx.transientBuf(b * rowBytes);
+        AttentionBackwardSpec ds = spec.apply(AttentionBackwardSpec.Kind.DELTA);
+        View od = ds.vectorDelta() ? aligned(o, cx) : o;
+        View gd = ds.vectorDelta() ? aligned(dy, cx) : dy;
+        List<Step.Arg> da = new ArrayList<>(List.of(ptr(od), ptr(gd), new Step.Ptr(delta, b * rowBytes), new Step.I32(h), new Step.I32(s),
+                new Step.I32(t)));
+        strides(da, od, gd);
+        cx.launch(ds, da);
+        int bc = DsDq.chunkBatches(b, h, s, t, full.causal());
+        long tileBytes = (long) h * AttentionBackwardSpec.dsTilesPerHead(s, t, full.causal()) * AttentionBackwardSpec.DS_TILE_BYTES;
+        Buf tiles = cx.transientBuf(bc * tileBytes);
+        long plane = (long) b * hk * t * d;  // out [2, b, hk, t, d]: dk's plane, then dv's
+        long esz = q.dtype().bytes();
+        for (int b0 = 0; b0 < b; b0 += bc) {
+            int nb = Math.min(bc, b - b0);
+            AttentionBackwardSpec kvs = new AttentionBackwardSpec(full.name(), AttentionBackwardSpec.Kind.GRAD_KV_DS, nb, h, full.group(), s, t, d,
+                    full.causal(), full.scale(), full.dtype(), false);
+            AttentionBackwardSpec dqs = new AttentionBackwardSpec("lt_attn_bwd_dq_ds", AttentionBackwardSpec.Kind.DQ_DS, nb, h, full.group(), s, t,
+                    d, full.causal(), full.scale(), full.dtype(), false);
+            View qc = batches(q, b0, nb);
+            View kc = batches(k, b0, nb);
+            View vc = batches(v, b0, nb);
+            View gc = batches(dy, b0, nb);
+            Step.Ptr dsPtr = new Step.Ptr(tiles, nb * tileBytes);
+            List<Step.Arg> a = new ArrayList<>(List.of(ptr(qc), ptr(kc), ptr(vc), ptr(gc), ptr(batches(lse, b0, nb)),
+                    new Step.Ptr(delta, nb * rowBytes, b0 * rowBytes),
+                    new Step.Ptr(out.buf(), (plane + (long) nb * hk * t * d) * esz, (out.offset() + (long) b0 * hk * t * d) * esz),
+                    new Step.I32(h), new Step.I32(s), new Step.I32(t)));
+            strides(a, qc, kc, vc, gc);
+            a.add(dsPtr);
+            a.add(new Step.I64(plane));
+            cx.launch(kvs, a);
+            List<Step.Arg> qa = new ArrayList<>(List.of(ptr(kc), dsPtr, ptr(batches(dq, b0, nb)), new Step.I32(h), new Step.I32(s), new Step.I32(t)));
+            strides(qa, kc);
+            cx.launch(dqs, qa);
+        }
+    }
+
+    /** Batches b0 .. b0 + nb of a view whose axis 0 is the batch. */
+    private static View batches(View v, int b0, int nb) {
+        int[] dims = v.shape().dims().clone();
+        dims[0] = nb;
+        return new View(v.buf(), v.dtype(), dev.lantern.ir.Shape.of(dims), v.strides(), v.offset() + b0 * v.strides()[0]);
     }
 
     /** What identifies the bytes a view reads: its buffer, offset, strides, shape and dtype. */

@@ -45,6 +45,8 @@ final class LoweringContext {
      * which computes both in one read of x and dy ({@link dev.lantern.cuda.codegen.NormBackwardSpec}).
      */
     final Map<String, Kernel> deferredWeightGrads = new HashMap<>();
+    /** attention_grad_q kernels whose dq the attention_grad_kv after them computes from its dS tiles (by that kernel's name), see {@link DsDq}. */
+    final Map<String, Kernel> deferredDq = new HashMap<>();
     /** Elementwise kernels (by name) whose work a GEMM's epilogue does, so they are not launched ({@link GeluEpilogue}). */
     final Set<String> folded = new java.util.HashSet<>();
     /** Slice outputs read in place from their source (value name -> alias), see {@link SliceAlias}. */

@@ -33,6 +33,9 @@ class AttentionBackwardNvccTest {
         List<AttentionBackwardSpec> all = new ArrayList<>();
         int i = 0;
         for (AttentionBackwardSpec.Kind kind : AttentionBackwardSpec.Kind.values()) {
+            if (kind == AttentionBackwardSpec.Kind.GRAD_KV_DS || kind == AttentionBackwardSpec.Kind.DQ_DS) {
+                continue; // wgmma only: hopperGradientKernelsCompileForSm90aWithoutSpills
+            }
             for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
                 for (int d : new int[] {37, 64, 128}) {
                     boolean variant = i++ % 2 == 0; // causal + mask + groups on every other one
@@ -76,12 +79,14 @@ class AttentionBackwardNvccTest {
         Assumptions.assumeTrue(NvccOnPath.found(), "nvcc is not on the PATH");
         StringBuilder failures = new StringBuilder();
         int n = 0;
-        for (AttentionBackwardSpec.Kind kind : List.of(AttentionBackwardSpec.Kind.GRAD_Q, AttentionBackwardSpec.Kind.GRAD_KV)) {
+        for (AttentionBackwardSpec.Kind kind : List.of(AttentionBackwardSpec.Kind.GRAD_Q, AttentionBackwardSpec.Kind.GRAD_KV,
+                AttentionBackwardSpec.Kind.GRAD_KV_DS, AttentionBackwardSpec.Kind.DQ_DS)) {
             for (DType t : new DType[] {DType.BF16, DType.F16}) {
                 for (boolean causal : new boolean[] {false, true}) {
                     AttentionBackwardSpec spec = new AttentionBackwardSpec("lt_attn_bwd_h" + n++, kind, 2, 8, causal ? 4 : 1, 97, 131,
                             128, causal, 1 / Math.sqrt(128), t, false);
-                    assertTrue(spec.hopperPath(CudaTarget.H200), spec + " should take the wgmma kernel");
+                    assertTrue(kind == AttentionBackwardSpec.Kind.DQ_DS ? spec.dsPath(CudaTarget.H200) : spec.hopperPath(CudaTarget.H200),
+                            spec + " should take the wgmma kernel");
                     CudaKernelSource src = spec.render(CudaTarget.H200);
                     assertEquals("wgmma", src.variant());
                     compileWgmma(spec, src, failures);
@@ -113,6 +118,10 @@ class AttentionBackwardNvccTest {
         AttentionBackwardSpec narrow = new AttentionBackwardSpec("lt_n", AttentionBackwardSpec.Kind.GRAD_Q, 1, 2, 1, 64, 64, 64, false,
                 0.1, DType.BF16, false);
         assertEquals("mma", narrow.render(CudaTarget.H200).variant());
+        AttentionBackwardSpec maskedDs = new AttentionBackwardSpec("lt_md", AttentionBackwardSpec.Kind.DQ_DS, 1, 2, 1, 64, 64, 128, false,
+                0.1, DType.BF16, true);
+        CodegenException refused = assertThrows(CodegenException.class, () -> maskedDs.render(CudaTarget.H200));
+        assertTrue(refused.getMessage().contains("wgmma kernels only"), refused.getMessage());
         System.out.println("[nvcc] " + n + " wgmma attention gradient kernels compile for sm_90a without spills");
     }
 

@@ -330,6 +330,86 @@ class BackwardLoweringTest {
         assertTrue(wide.stream().noneMatch(x -> x instanceof NormBackwardSpec), "past 4096 columns: the two kernels");
     }
 
+    /**
+     * At head_dim 128 in bf16 without a mask, grad_q's dq comes from grad_kv's dS tiles (DELTA, GRAD_KV_DS, DQ_DS; no
+     * GRAD_Q kernel), in strict mode too (no atomics); a kernel in between that reads dq, head_dim 64 and
+     * {@code lantern.attention.backward.ds=false} keep grad_q's own kernel; a batch whose dS tiles pass the chunk budget
+     * runs in chunks, each GRAD_KV_DS followed by its DQ_DS; the training step of a head_dim-128 model under bf16 takes it.
+     */
+    @Test
+    void attentionsDqComesFromGradKvsDsTiles() {
+        String head = """
+                graph @g {
+                  %q = input {name="q"} : bf16[B,4,37,D]
+                  %k = input {name="k"} : bf16[B,2,41,D]
+                  %v = input {name="v"} : bf16[B,2,41,D]
+                  %o = input {name="o"} : bf16[B,4,37,D]
+                  %dy = input {name="dy"} : bf16[B,4,37,D]
+                  %lse = attention_lse(%q, %k) {causal=true, scale=0.125} : f32[B,4,37]
+                  %dq = attention_grad_q(%q, %k, %v, %o, %dy, %lse) {causal=true, scale=0.125} : bf16[B,4,37,D]
+                """;
+        String dkv = "  %dkv = attention_grad_kv(%q, %k, %v, %o, %dy, %lse) {causal=true, scale=0.125} : bf16[2,B,2,41,D]\n";
+        String between = "  %t = mul(%dq, %dq) : bf16[B,4,37,D]\n";
+        record Case(String body, String outputs, int d, boolean strict, boolean ds, String off) {}
+        for (Case c : List.of(new Case(dkv, "%dq, %dkv", 128, false, true, null), new Case(dkv, "%dq, %dkv", 128, true, true, null),
+                new Case(between + dkv, "%t, %dkv", 128, false, false, null), new Case(dkv + between, "%t, %dkv", 128, false, true, null),
+                new Case(dkv, "%dq, %dkv", 64, false, false, null), new Case(dkv, "%dq, %dkv", 128, false, false, "false"))) {
+            String ir = (head + c.body() + "  return " + c.outputs() + "\n}\n").replace("D]", c.d() + "]").replace("[B,", "[1,")
+                    .replace("[2,B,", "[2,1,");
+            String before = System.getProperty("lantern.attention.backward.ds");
+            try {
+                if (c.off() != null) {
+                    System.setProperty("lantern.attention.backward.ds", c.off());
+                }
+                CompiledModel m = dev.lantern.engine.Compiler.compile(IrParser.parse(ir),
+                        CompileOptions.defaults().withTarget("cuda").withDeterministic(c.strict()));
+                CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
+                String what = c + " " + attentionOrder(l);
+                assertEquals(c.ds() ? 1 : 0, backwardLaunches(l, AttentionBackwardSpec.Kind.GRAD_KV_DS), what);
+                assertEquals(c.ds() ? 1 : 0, backwardLaunches(l, AttentionBackwardSpec.Kind.DQ_DS), what);
+                assertEquals(c.ds() ? 0 : 1, backwardLaunches(l, AttentionBackwardSpec.Kind.GRAD_Q), what);
+                assertEquals(c.ds() ? 0 : 1, backwardLaunches(l, AttentionBackwardSpec.Kind.GRAD_KV), what);
+                if (c.ds()) {
+                    assertEquals(List.of("LSE", "DELTA", "GRAD_KV_DS", "DQ_DS"), attentionOrder(l), what);
+                }
+            } finally {
+                if (before == null) {
+                    System.clearProperty("lantern.attention.backward.ds");
+                } else {
+                    System.setProperty("lantern.attention.backward.ds", before);
+                }
+            }
+        }
+        // 5 batches of 4 heads x 1 causal tile: 4 x 8 KiB of dS a batch; a 64 KiB budget takes 2 batches a chunk -> 3 chunks (2, 2, 1)
+        String before = System.getProperty("lantern.attention.backward.dsBytes");
+        try {
+            System.setProperty("lantern.attention.backward.dsBytes", String.valueOf(64 * 1024));
+            String ir = (head + dkv + "  return %dq, %dkv\n}\n").replace("D]", "128]").replace("[B,", "[5,").replace("[2,B,", "[2,5,");
+            CudaLowering.Lowered l = CudaLowering.lower(dev.lantern.engine.Compiler.compile(IrParser.parse(ir),
+                    CompileOptions.defaults().withTarget("cuda")), CudaTarget.H200);
+            assertEquals(List.of("LSE", "DELTA", "GRAD_KV_DS", "DQ_DS", "GRAD_KV_DS", "DQ_DS", "GRAD_KV_DS", "DQ_DS"), attentionOrder(l));
+            List<Long> batches = l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionBackwardSpec a
+                    && a.kind() == AttentionBackwardSpec.Kind.DQ_DS).map(s -> ((AttentionBackwardSpec) ((Step.Launch) s).spec()).batch()).toList();
+            assertEquals(List.of(2L, 2L, 1L), batches);
+        } finally {
+            if (before == null) {
+                System.clearProperty("lantern.attention.backward.dsBytes");
+            } else {
+                System.setProperty("lantern.attention.backward.dsBytes", before);
+            }
+        }
+        var lm = BackwardGraphs.model(new dev.lantern.frontend.nn.BlockConfig("hd128-train", 1, 33, 256, 2, 512, true), 29);
+        CudaLowering.Lowered step = CudaLowering.lower(BackwardGraphs.compile(BackwardGraphs.backward(lm).graph(), true,
+                CompileOptions.Amp.BF16), CudaTarget.H200);
+        assertEquals(1, backwardLaunches(step, AttentionBackwardSpec.Kind.DQ_DS), "the training step's attention");
+        assertEquals(0, backwardLaunches(step, AttentionBackwardSpec.Kind.GRAD_Q), "the training step's attention");
+    }
+
+    private static List<String> attentionOrder(CudaLowering.Lowered l) {
+        return l.steps().stream().filter(s -> s instanceof Step.Launch x && x.spec() instanceof AttentionBackwardSpec)
+                .map(s -> ((AttentionBackwardSpec) ((Step.Launch) s).spec()).kind().name()).toList();
+    }
+
     private static List<Object> launched(String body, String outputs, int d) {
         CompiledModel m = BackwardGraphs.compile(IrParser.parse(("graph @g {\n  " + body + "  return " + outputs + "\n}\n")
                 .replace("D]", d + "]")), false, CompileOptions.Amp.NONE);

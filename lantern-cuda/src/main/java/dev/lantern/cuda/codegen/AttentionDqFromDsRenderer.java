@@ -1,0 +1,133 @@
+package dev.lantern.cuda.codegen;
+
+import dev.lantern.ir.DType;
+
+import java.util.List;
+
+/**
+ * attention's dq from the dS tiles grad_kv wrote ({@link AttentionBackwardSpec.Kind#DQ_DS} after
+ * {@link AttentionBackwardSpec.Kind#GRAD_KV_DS}): dq_i = scale Σ_j dS_ij k_j, one wgmma product per
+ * 64-key tile where GRAD_Q recomputes S = Q Kᵀ and dP = dO Vᵀ first (three products, and the
+ * exponentials). bf16/f16, head_dim 128, sm_90a.
+ *
+ * <pre>
+ * CTA = 64 query rows of one (b, h), one warpgroup; per 64-key tile (causal: up to the block's last query):
+ *   the thread's A fragments of dS (4 × 16 bytes, already in fragment order: {@link #dsLayout}) from global memory,
+ *   one tile ahead; K's tile by cp.async into 128-byte-swizzled shared memory, two buffers;
+ *   dQ += dS K     wgmma m64n128k16, dS from registers, K read transposed (the N-major B operand)
+ * </pre>
+ * A 64 × 64 dS tile (4096 16-bit values, rows the tile's queries, columns its keys) is kept in the
+ * order its readers need: 16-byte chunk {@code p · 128 + T} holds thread T's A fragment of k-step p
+ * (warp T / 32, lane roles g = lane / 4, t4 = lane % 4, r = 16·(T / 32) + g): dS[r][16p + 2t4 ..+1],
+ * dS[r + 8][same], dS[r][16p + 8 + 2t4 ..+1], dS[r + 8][same]. grad_kv writes whole chunks from a
+ * transposed copy in shared memory, and each thread here reads its four, a warp's side by side.
+ * The summation order is fixed (key tiles in order, no atomics), so strict mode runs it, and the
+ * result is GRAD_Q's up to the order of the score products' f32 sums (dS comes from Sᵀ = K Qᵀ).
+ */
+final class AttentionDqFromDsRenderer {
+    static final int BM = 64;
+    static final int TILE = 64;
+
+    private final AttentionBackwardSpec spec;
+    private final String t;
+    private final String mmaType;
+    private final String pack2;
+    private final String vec2;
+
+    AttentionDqFromDsRenderer(AttentionBackwardSpec spec, CudaTarget target) {
+        if (spec.kind() != AttentionBackwardSpec.Kind.DQ_DS || spec.headDim() != 128 || spec.masked()
+                || (spec.dtype() != DType.BF16 && spec.dtype() != DType.F16) || target.wgmmaAttention() == null) {
+            throw new CodegenException(spec.name() + ": dq from dS needs DQ_DS, bf16/f16, head_dim 128, no mask and a wgmma GPU, got "
+                    + spec + " on " + target.arch());
+        }
+        this.spec = spec;
+        this.t = CudaPrelude.cType(spec.dtype());
+        boolean bf16 = spec.dtype() == DType.BF16;
+        this.mmaType = bf16 ? "bf16" : "f16";
+        this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
+        this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
+    }
+
+    /** Two buffers of K's tile and 1 KiB of alignment slack. */
+    static int sharedBytes() {
+        return 2 * TILE * 256 + 1024;
+    }
+
+    /** Emits {@code lt_ds_row(qt, nkt)}: dS tiles of one head before query tile qt (causal: those at or below the diagonal). */
+    static void emitTileRow(CudaEmitter e) {
+        e.comment("dS tiles of a head before query tile qt: nkt a row, or when causal min(row + 1, nkt) (AttentionBackwardSpec.dsTilesPerHead)");
+        e.block("__device__ __forceinline__ long long lt_ds_row(int qt, int nkt)", () -> {
+            e.line("if (!CAUSAL) return (long long) qt * nkt;");
+            e.line("return qt <= nkt ? (long long) qt * (qt + 1) / 2 : (long long) nkt * (nkt + 1) / 2 + (long long) (qt - nkt) * nkt;");
+        });
+    }
+
+    List<KernelParam> params() {
+        String in = "const " + t + "* __restrict__";
+        return List.of(new KernelParam(in, "k"), new KernelParam(in, "ds"), new KernelParam(t + "* __restrict__", "out"),
+                new KernelParam("int", "heads"), new KernelParam("int", "seq_q"), new KernelParam("int", "seq_k"),
+                new KernelParam("long long", "k_sb"), new KernelParam("long long", "k_sh"), new KernelParam("long long", "k_ss"));
+    }
+
+    CudaKernelSource render() {
+        CudaEmitter e = new CudaEmitter();
+        CudaPrelude.emit(e, "attention backward dq from grad_kv's dS tiles" + (spec.causal() ? " (causal)" : "")
+                + ", head_dim 128, Hopper path (wgmma, one warpgroup, 64 query rows a CTA)");
+        e.linef("constexpr int THREADS = 128, D = 128, BM = %d, BC = %d, GROUP = %d;", BM, TILE, spec.group());
+        e.line("constexpr int HALF = BC * 128, TBYTES = BC * 256;  // half of K's tile, all of it");
+        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
+        AttentionBackwardRows.scaleConstants(e, spec);
+        e.line("typedef " + t + " T;");
+        e.blank();
+        WgmmaHelpers.emitKernelHelpers(e, TILE, false, mmaType, pack2, vec2);
+        emitTileRow(e);
+        List<KernelParam> params = params();
+        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, 3)"), () -> {
+            e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
+            e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
+            e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows wi*16 + g (+8), columns 8n + 2 t4 (+1)");
+            e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem), sbase = (sraw + 1023u) & ~1023u;");
+            e.line("(void) SCALE_LOG2; (void) LOG2E;");
+            e.line("const int qblocks = (seq_q + BM - 1) / BM, nkt = (seq_k + BC - 1) / BC;");
+            e.line("const long long bh = blockIdx.x / qblocks;");
+            e.line("const int qt = qblocks - 1 - (int) (blockIdx.x % qblocks), q0 = qt * BM;  // heaviest causal block first");
+            e.line("const long long bi = bh / heads, hi = bh % heads, hkv = hi / GROUP;");
+            e.line("const T* __restrict__ kb = k + bi * k_sb + hkv * k_sh;");
+            e.line("const int nk = CAUSAL ? min(nkt, qt + 1) : nkt;  // causal: key tiles past the block's last query hold no dS");
+            e.line("const uint4* __restrict__ dsb = reinterpret_cast<const uint4*>(ds) + (bh * lt_ds_row(qblocks, nkt) + lt_ds_row(qt, nkt)) * 512 + tid;");
+            e.line("const unsigned sK = sbase;  // two buffers of K's tile");
+            e.line("const int qrow = q0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
+            e.line("float dq[16][4];");
+            e.unrolled("n", "16", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
+            e.line("uint4 nx[4];  // the next tile's fragments, loaded a tile ahead");
+            e.unrolled("p", "4", () -> e.line("nx[p] = nk > 0 ? __ldg(dsb + p * 128) : make_uint4(0u, 0u, 0u, 0u);"));
+            e.line("if (nk > 0) lt_load_tile<BC>(sK, kb, k_ss, 0, seq_k, tid);");
+            e.line("lt_cp_commit();");
+            e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
+                e.line("const int buf = kt & 1;");
+                e.line("__syncthreads();  // every warp is done with tile kt - 1, whose buffer tile kt + 1 fills");
+                e.line("if (kt + 1 < nk) lt_load_tile<BC>(sK + (buf ^ 1) * TBYTES, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+                e.line("lt_cp_commit();");
+                e.line("unsigned a[4][4];");
+                e.unrolled("p", "4", () -> e.line("a[p][0] = nx[p].x; a[p][1] = nx[p].y; a[p][2] = nx[p].z; a[p][3] = nx[p].w;"));
+                e.block("if (kt + 1 < nk)", () -> e.unrolled("p", "4", () -> e.line("nx[p] = __ldg(dsb + (kt + 1) * 512 + p * 128);")));
+                e.line("lt_cp_wait_one();  // every group but the newest: tile kt landed");
+                e.line("lt_async_fence();");
+                e.line("__syncthreads();");
+                e.line("const unsigned cK = sK + buf * TBYTES;");
+                e.line("lt_wgmma_fence();");
+                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dq, a[j], LT_VDESC(cK + j * 2048), true);"));
+                e.line("lt_wgmma_commit();");
+                e.line("lt_wgmma_wait<0>();");
+                e.unrolled("n", "16", () -> e.line("lt_reg_fence(dq[n]);"));
+            });
+            e.line("lt_cp_wait_all();");
+            AttentionBackwardRows.storeDq(e, "qrow", pack2, vec2);
+        });
+        e.line("#undef LT_VDESC");
+        int smem = sharedBytes();
+        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + BM - 1) / BM), 128, smem);
+        return new CudaKernelSource(spec.name(), e.text(), params, rule, ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()),
+                "wgmma");
+    }
+}
