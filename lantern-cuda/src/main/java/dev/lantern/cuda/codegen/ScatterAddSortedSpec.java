@@ -21,23 +21,19 @@ import java.util.List;
  *     {@link ScatterAddSpec};</li>
  * <li>{@link Stage#SUM}: one CTA per output row (b, r) and block of columns, as
  *     {@link ScatterAddSpec}: it finds r's first key by binary search and adds the matching updates
- *     in double in position order, so the sums are {@link ScatterAddSpec}'s bit for bit. With
- *     {@link #vector}, each thread owns the 16 bytes of columns one load brings (8 of bf16/f16, 4 of
- *     f32), so {@link #LOOKAHEAD} loads keep 16 times the bytes in flight.</li>
+ *     in double in position order, so the sums are {@link ScatterAddSpec}'s bit for bit.</li>
  * </ul>
  * The first form sorted with a bitonic network of (row, position) keys: 105 synchronised stages at
- * 16 384 ids, 0.17–0.32 ms of the H200 decoder step's 0.61 ms embedding gradient; the sum then
- * loaded one element a thread at a time (0.29 ms for 128 MB).
+ * 16 384 ids, 0.17–0.32 ms of the H200 decoder step's 0.61 ms embedding gradient. A sum that loaded
+ * 16 bytes of columns a thread (8 bf16, 4 f32) was tried with it and ran slower in the step's trace
+ * (0.70 ms a call on the H200, 2026-12-04; the decoder's ids put a tenth of the batch on one row,
+ * the separator token, and its CTAs were 8 times fewer): not kept.
  * Limits: at most {@link #MAX_COUNT} ids (the positions fit 16 bits and the CTA's shared memory)
  * and fewer than {@code 2^32 - 1} rows; beyond them the lowering keeps {@link ScatterAddSpec}.
  * Kernel arguments: SORT (ids, keys, one); SUM (updates, keys, out, rows = outer * size).
- *
- * @param vector whether the sum loads 16 bytes of columns a thread: the caller's promise that the
- *               updates' and the output's rows start 16-byte aligned (inner and both offsets a
- *               multiple of 16 / element size)
  */
 public record ScatterAddSortedSpec(String name, Stage stage, long outer, long count, long size, long inner, DType dtype,
-                                   DType idsType, boolean vector) implements KernelSpec {
+                                   DType idsType) implements KernelSpec {
     /** Ids the one-CTA sort takes: 16 384 positions, 16 bits each in the sort's two buffers. */
     public static final long MAX_COUNT = 16_384;
     static final int SORT_THREADS = 1024;
@@ -64,20 +60,6 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
             throw new CodegenException(name + ": the sorted scatter_add takes at most " + MAX_COUNT + " ids and fewer than 2^32-1 rows, found "
                     + count + " ids into " + size + " rows");
         }
-        if (vector && inner % vectorWidth(dtype) != 0) {
-            throw new CodegenException(name + ": 16-byte loads of " + dtype + " need the row's " + inner + " columns in multiples of "
-                    + vectorWidth(dtype));
-        }
-    }
-
-    /** The scalar sum (one column a thread). */
-    public ScatterAddSortedSpec(String name, Stage stage, long outer, long count, long size, long inner, DType dtype, DType idsType) {
-        this(name, stage, outer, count, size, inner, dtype, idsType, false);
-    }
-
-    /** Columns in one 16-byte load of {@code dtype}. */
-    public static int vectorWidth(DType dtype) {
-        return 16 / dtype.bytes();
     }
 
     /** Whether the sorted form applies: few enough ids for one CTA's sort, and a target with the shared memory for it. */
@@ -211,13 +193,10 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
 
     private CudaKernelSource sum() {
         String t = CudaPrelude.cType(dtype);
-        int vw = vector ? vectorWidth(dtype) : 1;
-        long groups = inner / vw;  // vector: inner is a multiple of vw
-        int threads = RowGradSpec.threads(groups);
-        long blocks = ScatterAddSpec.colBlocks(groups, threads);
+        int threads = RowGradSpec.threads(inner);
+        long blocks = ScatterAddSpec.colBlocks(inner, threads);
         CudaEmitter e = new CudaEmitter();
-        CudaPrelude.emit(e, "scatter_add of " + count + " sorted rows of " + inner + " into " + size + " (x" + outer + " outer), no atomics"
-                + (vector ? ", " + vw + " columns a thread" : ""));
+        CudaPrelude.emit(e, "scatter_add of " + count + " sorted rows of " + inner + " into " + size + " (x" + outer + " outer), no atomics");
         List<KernelParam> params = List.of(
                 new KernelParam("const " + t + "* __restrict__", "upd"),
                 new KernelParam("const unsigned long long* __restrict__", "keys"),
@@ -226,12 +205,12 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
         e.block("extern \"C\" __global__ void __launch_bounds__(" + threads + ") " + name + "("
                 + String.join(", ", params.stream().map(KernelParam::toString).toList()) + ")", () -> {
             e.linef("constexpr long long INNER = %dLL, COUNT = %dLL, SIZE = %dLL;", inner, count, size);
-            e.linef("constexpr int THREADS = %d, V = %d;  // V: the columns a thread owns, side by side", threads, vw);
+            e.linef("constexpr int THREADS = %d;", threads);
             e.linef("constexpr long long COL_BLOCKS = %dLL;", blocks);
             e.line("const long long task = blockIdx.x / COL_BLOCKS;");
             e.line("if (task >= rows) return;");
             e.line("const long long r = task % SIZE, b = task / SIZE;");
-            e.line("const long long j = ((blockIdx.x % COL_BLOCKS) * THREADS + threadIdx.x) * V;  // its first column");
+            e.line("const long long j = (blockIdx.x % COL_BLOCKS) * THREADS + threadIdx.x;");
             e.line("const bool col = j < INNER;  // every thread stays for the block's synchronisations");
             e.line("const unsigned long long want = (unsigned long long) r << 32;");
             e.line("long long lo = 0, hi = COUNT;  // the first key of row r");
@@ -239,9 +218,7 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
                 e.line("const long long mid = (lo + hi) >> 1;");
                 e.line("if (keys[mid] < want) lo = mid + 1; else hi = mid;");
             });
-            e.line("double acc[V];");
-            e.line("#pragma unroll");
-            e.line("for (int c = 0; c < V; ++c) acc[c] = 0.0;");
+            e.line("double acc = 0.0;");
             e.comment("r's keys come THREADS at a time into shared memory (one coalesced load), so the update loads of a block");
             e.comment("depend on nothing global: LOOKAHEAD of them are in flight before any is added; the adds stay in position order");
             e.linef("constexpr int LOOKAHEAD = %d;", LOOKAHEAD);
@@ -254,36 +231,20 @@ public record ScatterAddSortedSpec(String name, Stage stage, long outer, long co
                 e.comment("sorted: r's keys in this block are a prefix of it, as many as match");
                 e.line("const int n = __syncthreads_count((kq >> 32) == (unsigned long long) r);");
                 e.block("for (int u = 0; u < n; u += LOOKAHEAD)", () -> {
-                    if (vector) {
-                        e.line("uint4 x[LOOKAHEAD];");
-                        e.line("#pragma unroll");
-                        e.block("for (int v = 0; v < LOOKAHEAD; ++v)", () -> {
-                            e.line("x[v] = col && u + v < n ? *reinterpret_cast<const uint4*>(upd + (b * COUNT + (long long) (sk[u + v] & 0xFFFFFFFFULL)) * INNER + j)");
-                            e.line("                        : make_uint4(0u, 0u, 0u, 0u);");
-                        });
-                        e.line("#pragma unroll");
-                        e.block("for (int v = 0; v < LOOKAHEAD; ++v)", () -> e.block("if (u + v < n)", () -> {
-                            e.line("const " + t + "* el = reinterpret_cast<const " + t + "*>(&x[v]);");
-                            e.line("#pragma unroll");
-                            e.line("for (int c = 0; c < V; ++c) acc[c] += (double) lt_f32(el[c]);");
-                        }));
-                    } else {
-                        e.line("float x[LOOKAHEAD];");
-                        e.line("#pragma unroll");
-                        e.block("for (int v = 0; v < LOOKAHEAD; ++v)", () -> {
-                            e.line("x[v] = col && u + v < n ? lt_f32(upd[(b * COUNT + (long long) (sk[u + v] & 0xFFFFFFFFULL)) * INNER + j]) : 0.f;");
-                        });
-                        e.line("#pragma unroll");
-                        e.line("for (int v = 0; v < LOOKAHEAD; ++v) if (u + v < n) acc[0] += (double) x[v];");
-                    }
+                    e.line("float x[LOOKAHEAD];");
+                    e.line("#pragma unroll");
+                    e.block("for (int v = 0; v < LOOKAHEAD; ++v)", () -> {
+                        e.line("x[v] = col && u + v < n ? lt_f32(upd[(b * COUNT + (long long) (sk[u + v] & 0xFFFFFFFFULL)) * INNER + j]) : 0.f;");
+                    });
+                    e.line("#pragma unroll");
+                    e.line("for (int v = 0; v < LOOKAHEAD; ++v) if (u + v < n) acc += (double) x[v];");
                 });
                 e.line("if (n < THREADS) break;  // r's run ended inside this block");
             });
             e.line("if (!col) return;");
-            e.line("#pragma unroll");
-            e.line("for (int c = 0; c < V; ++c) out[(b * SIZE + r) * INNER + j + c] = lt_from<" + t + ">((float) acc[c]);");
+            e.line("out[(b * SIZE + r) * INNER + j] = lt_from<" + t + ">((float) acc);");
         });
         LaunchRule rule = s -> LaunchConfig.linear(Math.max(1, s.get(0)) * blocks, threads, 0);
-        return new CudaKernelSource(name, e.text(), params, rule, ProblemSize.of(outer * size), vector ? "sorted-vector" : "sorted");
+        return new CudaKernelSource(name, e.text(), params, rule, ProblemSize.of(outer * size), "sorted");
     }
 }

@@ -216,11 +216,8 @@ final class GradientLowerer implements KernelLowerer {
             Buf keys = cx.transientBuf(bytes);
             cx.launch(new ScatterAddSortedSpec("lt_scatter_sort", ScatterAddSortedSpec.Stage.SORT, outer, count, size, inner, o.dtype(),
                     ids.dtype()), List.of(ptr(ids), new Step.Ptr(keys, bytes), new Step.I64(1)));
-            // 16 bytes of columns a thread where every row of the updates and the output starts 16-byte aligned
-            int vw = ScatterAddSortedSpec.vectorWidth(o.dtype());
-            boolean vector = inner % vw == 0 && upd.offset() % vw == 0 && o.offset() % vw == 0;
             cx.launch(new ScatterAddSortedSpec("lt_scatter_add", ScatterAddSortedSpec.Stage.SUM, outer, count, size, inner, o.dtype(),
-                    ids.dtype(), vector), List.of(ptr(upd), new Step.Ptr(keys, bytes), ptr(o), new Step.I64(outer * size)));
+                    ids.dtype()), List.of(ptr(upd), new Step.Ptr(keys, bytes), ptr(o), new Step.I64(outer * size)));
             return;
         }
         ScatterAddSpec spec = new ScatterAddSpec("lt_scatter_add", outer, count, size, inner, o.dtype(), ids.dtype());

@@ -61,7 +61,7 @@ public final class KernelNames {
                     x.dyDtype(), x.outDtype(), x.residual());
             case ScatterAddSpec x -> new ScatterAddSpec(n, x.outer(), x.count(), x.size(), x.inner(), x.dtype(), x.idsType());
             case ScatterAddSortedSpec x -> new ScatterAddSortedSpec(n, x.stage(), x.outer(), x.count(), x.size(), x.inner(), x.dtype(),
-                    x.idsType(), x.vector());
+                    x.idsType());
             case AttentionSpec x -> new AttentionSpec(n, x.batch(), x.heads(), x.seqQ(), x.seqK(), x.headDim(), x.causal(),
                     x.scale(), x.dtype(), x.ropeBase(), x.ropeKeys(), x.group(), x.masked(), x.lse());
             case AttentionBackwardSpec x -> new AttentionBackwardSpec(n, x.kind(), x.batch(), x.heads(), x.group(), x.seqQ(), x.seqK(),
