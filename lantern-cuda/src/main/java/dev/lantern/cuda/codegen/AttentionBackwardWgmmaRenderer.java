@@ -75,8 +75,12 @@ final class AttentionBackwardWgmmaRenderer {
                     || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS);
     }
 
-    /** Elements of a row of grad_kv's transposed dS tile in shared memory: 64 keys and 8 of padding (rows 144 bytes apart, no bank conflicts). */
-    static final int DS_PITCH = 72;
+    /**
+     * Elements of a row of a warp's dS block in shared memory ([64 queries][16 keys]): the warp's 16 keys
+     * and 8 of padding, rows 48 bytes apart, so the eight 16-byte rows stmatrix and ldmatrix touch at
+     * a time fall on distinct banks.
+     */
+    static final int DS_PITCH = 24;
 
     /**
      * The CTA's own two 64-row tiles, two buffers of the two streamed tiles, lse and delta (grad_kv),
@@ -84,7 +88,7 @@ final class AttentionBackwardWgmmaRenderer {
      */
     int sharedBytes() {
         int staged = spec.kind() != AttentionBackwardSpec.Kind.GRAD_Q ? 2 * 2 * TILE * 4 : 0;
-        int ds = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS ? TILE * DS_PITCH * 2 : 0;
+        int ds = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS ? 4 * TILE * DS_PITCH * 2 : 0;
         return 2 * BM * 256 + 2 * 2 * TILE * 256 + staged + ds + 1024;
     }
 
@@ -113,6 +117,7 @@ final class AttentionBackwardWgmmaRenderer {
             params.add(new KernelParam(t + "* __restrict__", "ds"));
             params.add(new KernelParam("long long", "plane"));
             AttentionDqFromDsRenderer.emitTileRow(e);
+            AttentionBackwardWgmmaOverlap.emitDsHelpers(e);
         }
         e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, 2)"), () -> {
             e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
@@ -184,8 +189,8 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("float* fL = reinterpret_cast<float*>(lt_smem + (sG + 2 * TBYTES - sraw));  // each buffer's lse·log2e");
         e.line("float* fD = fL + 2 * BC;                                                  // and delta");
         if (writesDs()) {
-            e.linef("constexpr int DSP = %d;  // dS row pitch in elements", DS_PITCH);
-            e.line("unsigned short* sDS = reinterpret_cast<unsigned short*>(fD + 2 * BC);  // this tile's dS, transposed: [query][key]");
+            e.linef("constexpr int DSP = %d;  // a warp's dS block: [64 queries][16 keys], rows DSP elements apart", DS_PITCH);
+            e.line("const unsigned sW = (unsigned) __cvta_generic_to_shared(fD + 2 * BC) + wi * (BC * DSP * 2);  // this warp's block");
             e.line("const int nkt = kblocks, kt = k0 / BM;");
             e.line("const long long dsTiles = lt_ds_row((seq_q + BC - 1) / BC, nkt);");
         }
