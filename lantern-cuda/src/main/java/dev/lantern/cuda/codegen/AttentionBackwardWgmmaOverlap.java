@@ -63,18 +63,21 @@ final class AttentionBackwardWgmmaOverlap {
         e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(dpt[n]);"));
         e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> e.line("dpt[n][i] = st[n][i] * (dpt[n][i] - cD[n * 8 + 2 * t4 + (i & 1)]);")));
         AttentionBackwardWgmmaRenderer.pack(e, "dpt", "sa");
-        e.line("lt_wgmma_fence();");
-        e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dk, sa[j], LT_VDESC(cQ + j * 2048), true);"));
-        e.line("lt_wgmma_commit();");
         if (writeDs) {
-            e.comment("dS of the warp's 16 keys to global memory while dK runs, through the warp's own block of shared memory:");
-            e.comment("stmatrix.trans writes each 8x8 fragment of dSᵀ as rows of dS ([query][key]); ldmatrix reads back, for each");
-            e.comment("16-query block, the A fragment DQ_DS's thread (block, lane) takes for k-step wi: chunk wi * 128 + block * 32 + lane");
+            e.comment("dS of the warp's 16 keys to global memory, through the warp's own block of shared memory: stmatrix.trans");
+            e.comment("writes each 8x8 fragment of dSᵀ as rows of dS ([query][key]) while dV runs (before dK reads sa); after dK is");
+            e.comment("issued, ldmatrix reads back, for each 16-query block, the A fragment DQ_DS's thread (block, lane) takes for");
+            e.comment("k-step wi: chunk wi * 128 + block * 32 + lane");
             e.line("__syncwarp();  // the warp's reads of the last tile's block are done");
             e.unrolled("j", "BC / 16", () -> {
                 e.line("const int mi = lane >> 3, qrow8 = 16 * j + (mi >> 1) * 8 + (lane & 7);");
                 e.line("lt_stsm_x4_trans(sW + (qrow8 * DSP + (mi & 1) * 8) * 2, sa[j]);");
             });
+        }
+        e.line("lt_wgmma_fence();");
+        e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dk, sa[j], LT_VDESC(cQ + j * 2048), true);"));
+        e.line("lt_wgmma_commit();");
+        if (writeDs) {
             e.line("__syncwarp();");
             e.block("", () -> {
                 e.line("const long long hq = hk * GROUP + it / per;  // the tile's query head and query tile");
