@@ -20,32 +20,6 @@ final class AttentionBackwardRows {
                 ElementwiseRenderer.floatLiteral(spec.scale() * LOG2E), ElementwiseRenderer.floatLiteral(LOG2E));
     }
 
-    /** (b, head) pairs whose blocks a causal launch orders together ({@link #heavyFirst}): 16 × 16 blocks, about a wave of the H200's 264 slots. */
-    static final int ORDER_GROUP = 16;
-
-    /**
-     * The CTA's (b, head) pair {@code bh} and its block's place {@code blk} from the heaviest (0) in a
-     * launch of {@code blocks} blocks per pair: when causal, groups of {@link #ORDER_GROUP} pairs in
-     * turn, all their heaviest blocks first, then the next heaviest, so that a launch ends on its
-     * lightest blocks (pair by pair, the last pair's heaviest block started last and the launch waited
-     * on it alone); a group's pairs share their streamed tiles in L2 as before. Not causal: pair by pair.
-     */
-    static void heavyFirst(CudaEmitter e, String blocks) {
-        e.line("long long bh;");
-        e.line("int blk;");
-        e.block("if (CAUSAL)", () -> {
-            e.linef("constexpr int G = %d;", ORDER_GROUP);
-            e.line("const long long pairs = gridDim.x / " + blocks + ", grp = blockIdx.x / (G * " + blocks + "), r = blockIdx.x % (G * " + blocks + ");");
-            e.line("const long long gs = min((long long) G, pairs - grp * G);");
-            e.line("blk = (int) (r / gs);");
-            e.line("bh = grp * G + r % gs;");
-        });
-        e.block("else", () -> {
-            e.line("bh = blockIdx.x / " + blocks + ";");
-            e.line("blk = (int) (blockIdx.x % " + blocks + ");");
-        });
-    }
-
     /**
      * grad_q's per-thread row constants {@code l2[h]} (lse·log2e; +inf where the row sees no key, so
      * P = 0) and {@code dl[h]} (delta) for the thread's two rows {@code row0 + 8h}.

@@ -180,8 +180,8 @@ final class AttentionBackwardWgmmaRenderer {
 
     private void gradKv(CudaEmitter e) {
         e.line("const int kblocks = (seq_k + BM - 1) / BM;");
-        AttentionBackwardRows.heavyFirst(e, "kblocks");  // bh: (batch, K/V head); causal: key block 0 walks the most query tiles
-        e.line("const int k0 = blk * BM;");
+        e.line("const long long bh = blockIdx.x / kblocks;  // (batch, K/V head)");
+        e.line("const int k0 = (int) (blockIdx.x % kblocks) * BM;");
         e.line("const long long hkn = heads / GROUP, bi = bh / hkn, hk = bh % hkn;");
         e.line("const T* __restrict__ kb = k + bi * k_sb + hk * k_sh;");
         e.line("const T* __restrict__ vb = v + bi * v_sb + hk * v_sh;");
@@ -234,8 +234,8 @@ final class AttentionBackwardWgmmaRenderer {
 
     private void gradQ(CudaEmitter e) {
         e.line("const int qblocks = (seq_q + BM - 1) / BM;");
-        AttentionBackwardRows.heavyFirst(e, "qblocks");
-        e.line("const int q0 = (qblocks - 1 - blk) * BM;  // the last query block walks the most key tiles");
+        e.line("const long long bh = blockIdx.x / qblocks;");
+        e.line("const int q0 = (qblocks - 1 - (int) (blockIdx.x % qblocks)) * BM;  // heaviest causal block first");
         e.line("const long long bi = bh / heads, hi = bh % heads, hkv = hi / GROUP;");
         e.line("const T* __restrict__ qb = q + bi * q_sb + hi * q_sh;");
         e.line("const T* __restrict__ kb = k + bi * k_sb + hkv * k_sh;");

@@ -89,8 +89,8 @@ final class AttentionDqFromDsRenderer {
             e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem), sbase = (sraw + 1023u) & ~1023u;");
             e.line("(void) SCALE_LOG2; (void) LOG2E;");
             e.line("const int qblocks = (seq_q + BM - 1) / BM, nkt = (seq_k + BC - 1) / BC;");
-            AttentionBackwardRows.heavyFirst(e, "qblocks");
-            e.line("const int qt = qblocks - 1 - blk, q0 = qt * BM;  // the last query block reads the most dS tiles");
+            e.line("const long long bh = blockIdx.x / qblocks;");
+            e.line("const int qt = qblocks - 1 - (int) (blockIdx.x % qblocks), q0 = qt * BM;  // heaviest causal block first");
             e.line("const long long bi = bh / heads, hi = bh % heads, hkv = hi / GROUP;");
             e.line("const T* __restrict__ kb = k + bi * k_sb + hkv * k_sh;");
             e.line("const int nk = CAUSAL ? min(nkt, qt + 1) : nkt;  // causal: key tiles past the block's last query hold no dS");
