@@ -8,6 +8,7 @@ import dev.lantern.engine.Feeds;
 import dev.lantern.frontend.Model;
 import dev.lantern.frontend.nn.BlockConfig;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -45,7 +46,8 @@ final class DemoPeer {
                     o.ortMs(), o.version(), threads, o.ortMs() / lanternMs);
         }
         int bits = CpuMachine.vectorBits();
-        Optional<OrtBeside.Stored> s = OrtBeside.stored(roots(), cfg.name(), threads, bits);
+        List<Path> roots = roots();
+        Optional<OrtBeside.Stored> s = OrtBeside.stored(roots, cfg.name(), threads, bits, history(roots));
         if (s.isPresent()) {
             OrtBeside.Stored st = s.get();
             // the stored run's machine, so that a figure from another kind of CPU is read as such
@@ -59,6 +61,37 @@ final class DemoPeer {
         }
         return "onnxruntime  no figure for " + cfg.name() + ": export it (scripts/bench/export_block.py " + cfg.name()
                 + " FILE) and pass --onnx FILE, or run lantern bench cpu --config " + cfg.name() + " --onnx FILE";
+    }
+
+    /**
+     * The checkout's commits, newest first (at most 2,000, from {@code git log}), so that a day's stored
+     * runs are ordered by history, not by the modification times a fresh clone gives them; empty where
+     * git or a repository is missing.
+     */
+    static List<String> history(List<Path> roots) {
+        for (Path root : roots) {
+            if (!Files.isDirectory(root.resolve(".git")) && !Files.isRegularFile(root.resolve(".git"))) {
+                continue;
+            }
+            try {
+                Process p = new ProcessBuilder("git", "-C", root.toAbsolutePath().toString(), "log", "--format=%H", "-n", "2000")
+                        .redirectErrorStream(false).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+                List<String> lines;
+                try (var in = p.inputReader()) {
+                    lines = in.lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
+                }
+                if (p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) && p.exitValue() == 0 && !lines.isEmpty()) {
+                    return lines;
+                }
+                p.destroyForcibly();
+            } catch (IOException e) {
+                // no git on the PATH: the files' own order
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return List.of();
+            }
+        }
+        return List.of();
     }
 
     /** Where stored results may be: the working directory and the checkout the CLI jar was built in. */

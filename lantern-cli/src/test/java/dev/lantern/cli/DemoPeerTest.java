@@ -43,6 +43,33 @@ class DemoPeerTest {
     }
 
     /**
+     * A fresh clone gives every stored file the same modification time: a day's runs are then ordered by the
+     * checkout's history, so the newest commit's figure is shown, whichever hash sorts later; and the newest date
+     * comes first whatever the history says.
+     */
+    @Test
+    void aDaysRunsAreOrderedByTheCheckoutsHistory(@TempDir Path root) throws IOException {
+        Path dir = Files.createDirectories(root.resolve("bench/results/cpu"));
+        Path b = dir.resolve("2026-02-01-bbbbbbb-bench-cpu-small-t2.json");
+        Path f = dir.resolve("2026-02-01-fffffff-bench-cpu-small-t2.json");
+        Path old = dir.resolve("2026-01-01-0000000-bench-cpu-small-t2.json");
+        Files.writeString(b, String.join("\n", record("lantern", 2, 2.0), record("onnxruntime", 2, 3.0)));
+        Files.writeString(f, String.join("\n", record("lantern", 2, 2.0), record("onnxruntime", 2, 1.0)));
+        Files.writeString(old, String.join("\n", record("lantern", 2, 1.0), record("onnxruntime", 2, 9.0)));
+        var same = java.nio.file.attribute.FileTime.fromMillis(1_700_000_000_000L);
+        for (Path p : List.of(b, f, old)) {
+            Files.setLastModifiedTime(p, same);
+        }
+        List<String> bNewer = List.of("bbbbbbb1234567890", "0000000aaaa", "fffffff9876543210");
+        assertEquals(1.5, OrtBeside.stored(List.of(root), "cpu-small", 2, 0, bNewer).orElseThrow().ratio(), 1e-12);
+        List<String> fNewer = List.of("fffffff9876543210", "bbbbbbb1234567890");
+        assertEquals(0.5, OrtBeside.stored(List.of(root), "cpu-small", 2, 0, fNewer).orElseThrow().ratio(), 1e-12);
+        assertEquals("2026-02-01-fffffff-bench-cpu-small-t2.json",
+                OrtBeside.stored(List.of(root), "cpu-small", 2, 0, List.of()).orElseThrow().file().getFileName().toString(),
+                "no history: the later name of the newest date");
+    }
+
+    /**
      * A figure from a machine of this one's vector width comes first, at the thread count if it has one, then at
      * any; another machine's only when there is none (the demo once showed an AVX-512 host's 1.71x on an AVX2 one).
      */

@@ -56,15 +56,21 @@ public final class OrtBeside {
     private static final Pattern MS = Pattern.compile("\"ms\": ([0-9.eE+-]+)");
     private static final Pattern VECTOR_BITS = Pattern.compile("\"vector_bits\": (\\d+)");
 
-    /**
-     * The newest stored comparison for {@code caseName} under any of {@code roots}' {@code bench/results/cpu}
-     * (newest modified first, then by name: {@code <date>-<commit>-bench-<case>[-t<threads>].json} orders a
-     * fresh checkout's files by date, but a day's runs differ only in their commit hash). Preferred, in
-     * order: a run on a machine of {@code vectorBits}-bit vectors at {@code threads}, then at any thread
-     * count, then another machine's at {@code threads}, then any: a ratio measured on another kind of
-     * CPU says little about this one.
-     */
+    /** {@link #stored(List, String, int, int, List)} with no commit history: a day's runs by modification time. */
     public static Optional<Stored> stored(List<Path> roots, String caseName, int threads, int vectorBits) {
+        return stored(roots, caseName, threads, vectorBits, List.of());
+    }
+
+    /**
+     * The newest stored comparison for {@code caseName} under any of {@code roots}' {@code bench/results/cpu}.
+     * Files are named {@code <date>-<commit>-bench-<case>[-t<threads>].json}: newest date first; a day's
+     * runs by their commit's place in {@code commitsNewestFirst} (full or abbreviated hashes, the
+     * checkout's history; a fresh clone gives every file the same modification time), then by
+     * modification time, then by name. Preferred, in order: a run on a machine of {@code vectorBits}-bit
+     * vectors at {@code threads}, then at any thread count, then another machine's at {@code threads},
+     * then any: a ratio measured on another kind of CPU says little about this one.
+     */
+    public static Optional<Stored> stored(List<Path> roots, String caseName, int threads, int vectorBits, List<String> commitsNewestFirst) {
         List<Stored> all = new ArrayList<>();
         for (Path root : roots) {
             Path dir = root.resolve("bench/results/cpu");
@@ -75,7 +81,12 @@ public final class OrtBeside {
             try (Stream<Path> s = Files.list(dir)) {
                 Pattern name = Pattern.compile(".*-bench-" + Pattern.quote(caseName) + "(-t\\d+)?\\.json");
                 files = s.filter(p -> name.matcher(p.getFileName().toString()).matches())
-                        .sorted(Comparator.comparing(OrtBeside::modified).thenComparing(p -> p.getFileName().toString()).reversed()).toList();
+                        .sorted(Comparator.comparing((Path p) -> p.getFileName().toString().substring(0, Math.min(10, p.getFileName().toString().length())))
+                                .reversed()
+                                .thenComparing(p -> commitRank(p, commitsNewestFirst))
+                                .thenComparing(Comparator.comparing(OrtBeside::modified).reversed())
+                                .thenComparing(Comparator.comparing((Path p) -> p.getFileName().toString()).reversed()))
+                        .toList();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -95,6 +106,22 @@ public final class OrtBeside {
             }
         }
         return Optional.empty();
+    }
+
+    /** The place of a result file's commit ({@code <date>-<commit>-...}) in the history, newest 0; past the end when absent. */
+    private static int commitRank(Path p, List<String> commitsNewestFirst) {
+        String[] parts = p.getFileName().toString().split("-");
+        if (parts.length < 4) {
+            return Integer.MAX_VALUE;
+        }
+        String commit = parts[3];
+        for (int i = 0; i < commitsNewestFirst.size(); i++) {
+            String c = commitsNewestFirst.get(i);
+            if (!commit.isEmpty() && (c.startsWith(commit) || commit.startsWith(c))) {
+                return i;
+            }
+        }
+        return Integer.MAX_VALUE;
     }
 
     /** A file's modification time in ms (0 when unreadable): several runs of one day differ only there. */
