@@ -102,24 +102,10 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         }
         Kernel gradQ = op == Op.ATTENTION_GRAD_KV ? cx.deferredDq.remove(kernel.name()) : null;
         if (gradQ != null) {
-            viaDs(gradQ, q, k, v, aligned(o, cx), dy, lse, out, spec, cx);
+            viaDs(gradQ, q, k, v, o, dy, lse, out, spec, cx);
             return;
         }
-        // delta = rowsum(dy∘o): one pass for both gradient kernels of the same (o, dy), its transient
-        // buffer living from grad_q's DELTA launch to grad_kv's launch
-        String deltaKey = key(o) + "|" + key(dy);
-        Buf delta = cx.deltas.get(deltaKey);
-        if (delta == null) {
-            delta = cx.transientBuf((long) b * h * s * 4);
-            AttentionBackwardSpec ds = spec.apply(AttentionBackwardSpec.Kind.DELTA);
-            View od = ds.vectorDelta() ? aligned(o, cx) : o; // 16-byte loads of each row
-            View gd = ds.vectorDelta() ? aligned(dy, cx) : dy;
-            List<Step.Arg> da = new ArrayList<>(List.of(ptr(od), ptr(gd), new Step.Ptr(delta, (long) b * h * s * 4),
-                    new Step.I32(h), new Step.I32(s), new Step.I32(t)));
-            strides(da, od, gd);
-            cx.launch(ds, da);
-            cx.deltas.put(deltaKey, delta);
-        }
+        Buf delta = delta(o, dy, spec.apply(AttentionBackwardSpec.Kind.DELTA), cx);
         List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(dy), ptr(lse), new Step.Ptr(delta, (long) b * h * s * 4)));
         if (mask != null) {
             a.add(ptr(mask));
@@ -146,14 +132,7 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         int t = (int) full.seqK();
         int d = full.headDim();
         long rowBytes = (long) h * s * 4;  // one batch's delta (and lse) rows
-        Buf delta = cx.transientBuf(b * rowBytes);
-        AttentionBackwardSpec ds = spec.apply(AttentionBackwardSpec.Kind.DELTA);
-        View od = ds.vectorDelta() ? aligned(o, cx) : o;
-        View gd = ds.vectorDelta() ? aligned(dy, cx) : dy;
-        List<Step.Arg> da = new ArrayList<>(List.of(ptr(od), ptr(gd), new Step.Ptr(delta, b * rowBytes), new Step.I32(h), new Step.I32(s),
-                new Step.I32(t)));
-        strides(da, od, gd);
-        cx.launch(ds, da);
+        Buf delta = delta(o, dy, spec.apply(AttentionBackwardSpec.Kind.DELTA), cx);
         int bc = DsDq.chunkBatches(b, h, s, t, full.causal());
         long tileBytes = (long) h * AttentionBackwardSpec.dsTilesPerHead(s, t, full.causal()) * AttentionBackwardSpec.DS_TILE_BYTES;
         Buf tiles = cx.transientBuf(bc * tileBytes);
@@ -182,6 +161,28 @@ final class AttentionBackwardLowerer implements KernelLowerer {
             strides(qa, kc);
             cx.launch(dqs, qa);
         }
+    }
+
+    /**
+     * delta = rowsum(dy∘o) into a transient f32 buffer [b, h, s]: one DELTA launch for every gradient
+     * kernel of the same (o, dy), the buffer living from the first launch to the last that reads it.
+     */
+    private static Buf delta(View o, View dy, AttentionBackwardSpec ds, LoweringContext cx) {
+        String deltaKey = key(o) + "|" + key(dy);
+        Buf delta = cx.deltas.get(deltaKey);
+        if (delta != null) {
+            return delta;
+        }
+        long bytes = ds.batch() * ds.heads() * ds.seqQ() * 4;
+        delta = cx.transientBuf(bytes);
+        View od = ds.vectorDelta() ? aligned(o, cx) : o; // 16-byte loads of each row
+        View gd = ds.vectorDelta() ? aligned(dy, cx) : dy;
+        List<Step.Arg> da = new ArrayList<>(List.of(ptr(od), ptr(gd), new Step.Ptr(delta, bytes),
+                new Step.I32((int) ds.heads()), new Step.I32((int) ds.seqQ()), new Step.I32((int) ds.seqK())));
+        strides(da, od, gd);
+        cx.launch(ds, da);
+        cx.deltas.put(deltaKey, delta);
+        return delta;
     }
 
     /** Batches b0 .. b0 + nb of a view whose axis 0 is the batch. */
