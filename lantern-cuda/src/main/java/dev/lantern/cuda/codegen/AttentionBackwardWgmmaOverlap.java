@@ -47,9 +47,9 @@ final class AttentionBackwardWgmmaOverlap {
      */
     static void kvOverlapped(CudaEmitter e, boolean writeDs) {
         e.line("lt_wgmma_fence();");
-        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(st, LT_KDESC(sKw, RBYTES / 2, kk), LT_KDESC(cQ, HALF, kk), kk > 0);"));
+        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(st, LT_KDESC(sK, RBYTES / 2, kk), LT_KDESC(cQ, HALF, kk), kk > 0);"));
         e.line("lt_wgmma_commit();");
-        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(dpt, LT_KDESC(sVw, RBYTES / 2, kk), LT_KDESC(cG, HALF, kk), kk > 0);"));
+        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(dpt, LT_KDESC(sV, RBYTES / 2, kk), LT_KDESC(cG, HALF, kk), kk > 0);"));
         e.line("lt_wgmma_commit();");
         e.line("lt_wgmma_wait<1>();  // Sᵀ is ready; dPᵀ may still run");
         e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(st[n]);"));
@@ -79,12 +79,11 @@ final class AttentionBackwardWgmmaOverlap {
         e.line("lt_wgmma_commit();");
         if (writeDs) {
             e.line("__syncwarp();");
-            e.line("const int qt = qs + it % per;  // the tile's query tile");
-            e.comment("a causal tile above the diagonal (the second warpgroup's keys past the tile's queries) or keys past seq_k: no dS slot");
-            e.block("if (kt < nkt && (!CAUSAL || kt <= qt))", () -> {
-                e.line("const long long hq = hk * GROUP + it / per;  // the tile's query head");
+            e.block("", () -> {
+                e.line("const long long hq = hk * GROUP + it / per;  // the tile's query head and query tile");
+                e.line("const int qt = qs + it % per;");
                 e.line("uint4* __restrict__ dst = reinterpret_cast<uint4*>(ds) + ((bi * heads + hq) * dsTiles + lt_ds_row(qt, nkt) + kt) * 512"
-                        + " + (wi & 3) * 128 + lane;");
+                        + " + wi * 128 + lane;");
                 e.unrolled("qb", "4", () -> {
                     e.line("const int mi = lane >> 3;");
                     e.line("uint4 f;");

@@ -32,7 +32,7 @@ import java.util.List;
  * (no atomics): strict mode runs these kernels, and their results are the same on every run.
  */
 final class AttentionBackwardWgmmaRenderer {
-    /** Query rows (GRAD_Q) or keys (GRAD_KV) of a warpgroup: the M of wgmma. */
+    /** Query rows (GRAD_Q) or keys (GRAD_KV) of a CTA: the M of wgmma. */
     static final int BM = 64;
     /** The streamed tile: keys (GRAD_Q) or query rows (GRAD_KV) per step, the N of the score products. */
     static final int TILE = 64;
@@ -44,12 +44,6 @@ final class AttentionBackwardWgmmaRenderer {
     private final String vec2;
     /** Whether the exponentials run under the products (two wgmma groups per step); {@code lantern.attention.backward.overlap=false} waits for each. */
     private final boolean overlap;
-    /**
-     * Warpgroups of a CTA: grad_kv's take two by default (128 keys a CTA, one CTA an SM), so each
-     * streamed Q and dO tile is copied once for 128 keys; {@code lantern.attention.backward.kvWarpgroups=1}
-     * keeps 64 keys a CTA, two CTAs an SM. grad_q takes one.
-     */
-    private final int warpgroups;
 
     AttentionBackwardWgmmaRenderer(AttentionBackwardSpec spec, CudaTarget target) {
         if (!supports(spec, target)) {
@@ -63,8 +57,6 @@ final class AttentionBackwardWgmmaRenderer {
         this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
         this.overlap = !"false".equals(System.getProperty("lantern.attention.backward.overlap"));
-        this.warpgroups = spec.kind() != AttentionBackwardSpec.Kind.GRAD_Q
-                && !"1".equals(System.getProperty("lantern.attention.backward.kvWarpgroups")) ? 2 : 1;
         if (sharedBytes() > target.sharedBytesPerBlock()) {
             throw new CodegenException(spec.name() + ": needs " + sharedBytes() + " bytes of shared memory, " + target.arch()
                     + " allows " + target.sharedBytesPerBlock());
@@ -96,8 +88,8 @@ final class AttentionBackwardWgmmaRenderer {
      */
     int sharedBytes() {
         int staged = spec.kind() != AttentionBackwardSpec.Kind.GRAD_Q ? 2 * 2 * TILE * 4 : 0;
-        int ds = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS ? warpgroups * 4 * TILE * DS_PITCH * 2 : 0;
-        return 2 * warpgroups * BM * 256 + 2 * 2 * TILE * 256 + staged + ds + 1024;
+        int ds = spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS ? 4 * TILE * DS_PITCH * 2 : 0;
+        return 2 * BM * 256 + 2 * 2 * TILE * 256 + staged + ds + 1024;
     }
 
     private boolean writesDs() {
@@ -108,10 +100,9 @@ final class AttentionBackwardWgmmaRenderer {
         CudaEmitter e = new CudaEmitter();
         boolean kv = spec.kind() != AttentionBackwardSpec.Kind.GRAD_Q;
         CudaPrelude.emit(e, "attention backward " + (kv ? "grad_kv" : "grad_q") + (writesDs() ? " writing dS" : "") + (spec.causal() ? " (causal)" : "")
-                + ", head_dim 128, Hopper path (wgmma, " + (warpgroups == 1 ? "one warpgroup, " : warpgroups + " warpgroups, ")
-                + warpgroups * BM + " " + (kv ? "keys" : "query rows") + " a CTA, " + (warpgroups == 1 ? "two CTAs" : "one CTA") + " an SM)");
-        e.linef("constexpr int THREADS = %d, D = 128, BM = %d, BC = %d, GROUP = %d;  // BM: the CTA's rows, 64 a warpgroup",
-                128 * warpgroups, BM * warpgroups, TILE, spec.group());
+                + ", head_dim 128, Hopper path (wgmma, one warpgroup, " + BM + " " + (kv ? "keys" : "query rows")
+                + " a CTA, two CTAs an SM)");
+        e.linef("constexpr int THREADS = 128, D = 128, BM = %d, BC = %d, GROUP = %d;", BM, TILE, spec.group());
         e.line("constexpr int HALF = BC * 128;                // bytes of one 64-column half of a streamed tile");
         e.line("constexpr int RBYTES = BM * 256, TBYTES = BC * 256;  // a CTA tile, a streamed tile");
         e.linef("constexpr bool CAUSAL = %s;", spec.causal());
@@ -128,7 +119,7 @@ final class AttentionBackwardWgmmaRenderer {
             AttentionDqFromDsRenderer.emitTileRow(e);
             AttentionBackwardWgmmaOverlap.emitDsHelpers(e);
         }
-        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, " + (warpgroups == 1 ? 2 : 1) + ")"), () -> {
+        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, 2)"), () -> {
             e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
             e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
             e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows wi*16 + g (+8), columns 8n + 2 t4 (+1)");
@@ -143,9 +134,7 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("#undef LT_KDESC");
         e.line("#undef LT_VDESC");
         int smem = sharedBytes();
-        int rows = warpgroups * BM;
-        int threads = 128 * warpgroups;
-        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + rows - 1) / rows), threads, smem);
+        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + BM - 1) / BM), 128, smem);
         long groups = kv ? spec.batch() * spec.kvHeads() : spec.batch() * spec.heads();
         long n = kv ? spec.seqK() : spec.seqQ();
         return new CudaKernelSource(spec.name(), e.text(), params, rule, ProblemSize.of(groups, n, spec.seqK()), "wgmma");
@@ -199,11 +188,10 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("const unsigned sK = sbase, sV = sK + RBYTES, sQ = sV + RBYTES, sG = sQ + 2 * TBYTES;  // two buffers each of Q and dO");
         e.line("float* fL = reinterpret_cast<float*>(lt_smem + (sG + 2 * TBYTES - sraw));  // each buffer's lse·log2e");
         e.line("float* fD = fL + 2 * BC;                                                  // and delta");
-        e.line("const unsigned sKw = sK + (wi >> 2) * 8192, sVw = sV + (wi >> 2) * 8192;  // this warpgroup's 64 keys of K and V");
         if (writesDs()) {
             e.linef("constexpr int DSP = %d;  // a warp's dS block: [64 queries][16 keys], rows DSP elements apart", DS_PITCH);
             e.line("const unsigned sW = (unsigned) __cvta_generic_to_shared(fD + 2 * BC) + wi * (BC * DSP * 2);  // this warp's block");
-            e.line("const int nkt = (seq_k + BC - 1) / BC, kt = k0 / BC + (wi >> 2);  // this warpgroup's 64-key tile");
+            e.line("const int nkt = kblocks, kt = k0 / BM;");
             e.line("const long long dsTiles = lt_ds_row((seq_q + BC - 1) / BC, nkt);");
         }
         e.line("lt_load_tile<BM>(sK, kb, k_ss, k0, seq_k, tid);");
@@ -231,7 +219,7 @@ final class AttentionBackwardWgmmaRenderer {
                 AttentionBackwardWgmmaOverlap.kvOverlapped(e, writesDs());
                 return;
             }
-            scores(e, "st", "sKw", "cQ", "dpt", "sVw", "cG");
+            scores(e, "st", "sK", "cQ", "dpt", "sV", "cG");
             e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
                 AttentionBackwardWgmmaOverlap.kvProbability(e);
                 e.line("dpt[n][i] = st[n][i] * (dpt[n][i] - cD[qi]);");
