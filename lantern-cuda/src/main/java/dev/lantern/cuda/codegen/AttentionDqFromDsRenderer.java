@@ -11,11 +11,14 @@ import java.util.List;
  * exponentials). bf16/f16, head_dim 128, sm_90a.
  *
  * <pre>
- * CTA = 64 query rows of one (b, h), one warpgroup; per 64-key tile (causal: up to the block's last query):
+ * CTA = 128 query rows of one (b, h), two warpgroups of 64; per 64-key tile (causal: up to the block's last query):
  *   the thread's A fragments of dS (4 × 16 bytes, already in fragment order: {@link #dsLayout}) from global memory,
- *   one tile ahead; K's tile by cp.async into 128-byte-swizzled shared memory, two buffers;
+ *   one tile ahead; K's tile by cp.async into 128-byte-swizzled shared memory, two buffers, shared by both warpgroups;
  *   dQ += dS K     wgmma m64n128k16, dS from registers, K read transposed (the N-major B operand)
  * </pre>
+ * K's tiles come from L2 once for 128 rows: with one warpgroup a CTA (64 rows,
+ * {@code lantern.attention.backward.dqWarpgroups=1}) K's 16 KB a tile outweighed the tile's 8 KB of dS.
+ * Causal: a warpgroup skips the key tiles past its own last query (its products, not the barriers).
  * A 64 × 64 dS tile (4096 16-bit values, rows the tile's queries, columns its keys) is kept in the
  * order its readers need: 16-byte chunk {@code p · 128 + T} holds thread T's A fragment of k-step p
  * (warp T / 32, lane roles g = lane / 4, t4 = lane % 4, r = 16·(T / 32) + g): dS[r][16p + 2t4 ..+1],
@@ -27,6 +30,8 @@ import java.util.List;
 final class AttentionDqFromDsRenderer {
     static final int BM = 64;
     static final int TILE = 64;
+    /** Warpgroups of a CTA, each 64 query rows ({@code lantern.attention.backward.dqWarpgroups}, 2 by default). */
+    private final int warpgroups;
 
     private final AttentionBackwardSpec spec;
     private final String t;
@@ -46,6 +51,7 @@ final class AttentionDqFromDsRenderer {
         this.mmaType = bf16 ? "bf16" : "f16";
         this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
+        this.warpgroups = "1".equals(System.getProperty("lantern.attention.backward.dqWarpgroups")) ? 1 : 2;
     }
 
     /** Two buffers of K's tile and 1 KiB of alignment slack. */
@@ -72,8 +78,10 @@ final class AttentionDqFromDsRenderer {
     CudaKernelSource render() {
         CudaEmitter e = new CudaEmitter();
         CudaPrelude.emit(e, "attention backward dq from grad_kv's dS tiles" + (spec.causal() ? " (causal)" : "")
-                + ", head_dim 128, Hopper path (wgmma, one warpgroup, 64 query rows a CTA)");
-        e.linef("constexpr int THREADS = 128, D = 128, BM = %d, BC = %d, GROUP = %d;", BM, TILE, spec.group());
+                + ", head_dim 128, Hopper path (wgmma, " + warpgroups + (warpgroups == 1 ? " warpgroup, " : " warpgroups, ") + warpgroups * BM
+                + " query rows a CTA)");
+        e.linef("constexpr int THREADS = %d, W = %d, D = 128, BM = %d, BC = %d, GROUP = %d;  // BM: rows of a warpgroup",
+                128 * warpgroups, warpgroups, BM, TILE, spec.group());
         e.line("constexpr int HALF = BC * 128, TBYTES = BC * 256;  // half of K's tile, all of it");
         e.linef("constexpr bool CAUSAL = %s;", spec.causal());
         AttentionBackwardRows.scaleConstants(e, spec);
@@ -82,25 +90,31 @@ final class AttentionDqFromDsRenderer {
         WgmmaHelpers.emitKernelHelpers(e, TILE, false, mmaType, pack2, vec2);
         emitTileRow(e);
         List<KernelParam> params = params();
-        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, 3)"), () -> {
+        e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, " + (warpgroups == 1 ? 3 : 2) + ")"), () -> {
             e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
             e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
-            e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows wi*16 + g (+8), columns 8n + 2 t4 (+1)");
+            e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows (wi & 3)*16 + g (+8), columns 8n + 2 t4 (+1)");
             e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem), sbase = (sraw + 1023u) & ~1023u;");
             e.line("(void) SCALE_LOG2; (void) LOG2E;");
-            e.line("const int qblocks = (seq_q + BM - 1) / BM, nkt = (seq_k + BC - 1) / BC;");
-            e.line("const long long bh = blockIdx.x / qblocks;");
-            e.line("const int qt = qblocks - 1 - (int) (blockIdx.x % qblocks), q0 = qt * BM;  // heaviest causal block first");
+            e.line("const int nqt = (seq_q + BM - 1) / BM, nkt = (seq_k + BC - 1) / BC;  // 64-row query tiles, 64-key tiles");
+            e.line("const int cblocks = (nqt + W - 1) / W;  // the CTAs of a head");
+            e.line("const long long bh = blockIdx.x / cblocks;");
+            e.line("const int cb = cblocks - 1 - (int) (blockIdx.x % cblocks);  // heaviest causal block first");
+            e.line("const int qt = cb * W + (wi >> 2), q0 = qt * BM;  // this warpgroup's query tile (past nqt: no rows)");
+            e.line("const int lastQt = min(cb * W + W, nqt) - 1;  // the CTA's last query tile with rows");
             e.line("const long long bi = bh / heads, hi = bh % heads, hkv = hi / GROUP;");
             e.line("const T* __restrict__ kb = k + bi * k_sb + hkv * k_sh;");
-            e.line("const int nk = CAUSAL ? min(nkt, qt + 1) : nkt;  // causal: key tiles past the block's last query hold no dS");
-            e.line("const uint4* __restrict__ dsb = reinterpret_cast<const uint4*>(ds) + (bh * lt_ds_row(qblocks, nkt) + lt_ds_row(qt, nkt)) * 512 + tid;");
+            e.comment("causal: key tiles past a block's last query hold no dS; the CTA walks its last warpgroup's tiles");
+            e.line("const int nk = CAUSAL ? min(nkt, lastQt + 1) : nkt;");
+            e.line("const int nkw = qt >= nqt ? 0 : CAUSAL ? min(nkt, qt + 1) : nkt;  // this warpgroup's");
+            e.line("const uint4* __restrict__ dsb = reinterpret_cast<const uint4*>(ds) + (bh * lt_ds_row(nqt, nkt) + lt_ds_row(min(qt, nqt), nkt)) * 512"
+                    + " + (tid & 127);");
             e.line("const unsigned sK = sbase;  // two buffers of K's tile");
-            e.line("const int qrow = q0 + wi * 16 + g;  // this thread's rows: qrow and qrow + 8");
+            e.line("const int qrow = q0 + (wi & 3) * 16 + g;  // this thread's rows: qrow and qrow + 8");
             e.line("float dq[16][4];");
             e.unrolled("n", "16", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
             e.line("uint4 nx[4];  // the next tile's fragments, loaded a tile ahead");
-            e.unrolled("p", "4", () -> e.line("nx[p] = nk > 0 ? __ldg(dsb + p * 128) : make_uint4(0u, 0u, 0u, 0u);"));
+            e.unrolled("p", "4", () -> e.line("nx[p] = nkw > 0 ? __ldg(dsb + p * 128) : make_uint4(0u, 0u, 0u, 0u);"));
             e.line("if (nk > 0) lt_load_tile<BC>(sK, kb, k_ss, 0, seq_k, tid);");
             e.line("lt_cp_commit();");
             e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
@@ -110,23 +124,27 @@ final class AttentionDqFromDsRenderer {
                 e.line("lt_cp_commit();");
                 e.line("unsigned a[4][4];");
                 e.unrolled("p", "4", () -> e.line("a[p][0] = nx[p].x; a[p][1] = nx[p].y; a[p][2] = nx[p].z; a[p][3] = nx[p].w;"));
-                e.block("if (kt + 1 < nk)", () -> e.unrolled("p", "4", () -> e.line("nx[p] = __ldg(dsb + (kt + 1) * 512 + p * 128);")));
+                e.block("if (kt + 1 < nkw)", () -> e.unrolled("p", "4", () -> e.line("nx[p] = __ldg(dsb + (kt + 1) * 512 + p * 128);")));
                 e.line("lt_cp_wait_one();  // every group but the newest: tile kt landed");
                 e.line("lt_async_fence();");
                 e.line("__syncthreads();");
-                e.line("const unsigned cK = sK + buf * TBYTES;");
-                e.line("lt_wgmma_fence();");
-                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dq, a[j], LT_VDESC(cK + j * 2048), true);"));
-                e.line("lt_wgmma_commit();");
-                e.line("lt_wgmma_wait<0>();");
-                e.unrolled("n", "16", () -> e.line("lt_reg_fence(dq[n]);"));
+                e.comment("nkw is the same for the whole warpgroup: its wgmma runs on every thread of it or on none");
+                e.block("if (kt < nkw)", () -> {
+                    e.line("const unsigned cK = sK + buf * TBYTES;");
+                    e.line("lt_wgmma_fence();");
+                    e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dq, a[j], LT_VDESC(cK + j * 2048), true);"));
+                    e.line("lt_wgmma_commit();");
+                    e.line("lt_wgmma_wait<0>();");
+                    e.unrolled("n", "16", () -> e.line("lt_reg_fence(dq[n]);"));
+                });
             });
             e.line("lt_cp_wait_all();");
             AttentionBackwardRows.storeDq(e, "qrow", pack2, vec2);
         });
         e.line("#undef LT_VDESC");
         int smem = sharedBytes();
-        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + BM - 1) / BM), 128, smem);
+        int w = warpgroups;
+        LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * (((size.get(1) + BM - 1) / BM + w - 1) / w), 128 * w, smem);
         return new CudaKernelSource(spec.name(), e.text(), params, rule, ProblemSize.of(spec.batch() * spec.heads(), spec.seqQ(), spec.seqK()),
                 "wgmma");
     }
