@@ -29,7 +29,7 @@ final class AttentionBackwardGeneralRenderer {
         List<String> strided = switch (spec.kind()) {
             case LSE -> List.of("q", "k");
             case DELTA -> List.of("o", "dy");
-            case GRAD_Q, GRAD_KV, GRAD_KV_DS -> List.of("q", "k", "v", "dy");
+            case GRAD_Q, GRAD_KV, GRAD_KV_DS, GRAD_KV_DQ -> List.of("q", "k", "v", "dy");
             case DQ_DS -> throw new IllegalStateException("DQ_DS has its own parameters (AttentionDqFromDsRenderer)");
         };
         strided.forEach(x -> p.add(new KernelParam(in, x)));
@@ -46,7 +46,7 @@ final class AttentionBackwardGeneralRenderer {
             p.add(new KernelParam(in, "amask"));
         }
         if (spec.kind() == AttentionBackwardSpec.Kind.GRAD_Q || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV
-                || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS) {
+                || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DS || spec.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DQ) {
             p.add(new KernelParam(t + "* __restrict__", "out"));
         }
         p.add(new KernelParam("int", "heads"));

@@ -74,7 +74,7 @@ final class AttentionBackwardMmaRenderer {
             case LSE -> 2 * 64 * d * 2;
             case GRAD_Q -> (2 * 64 + 2 * STAGES * keyTile) * d * 2;
             case GRAD_KV -> (2 * 64 + 2 * STAGES * queryTile) * d * 2 + 2 * STAGES * queryTile * 4;
-            case DELTA, GRAD_KV_DS, DQ_DS -> 0;
+            case DELTA, GRAD_KV_DS, DQ_DS, GRAD_KV_DQ -> 0;
         };
     }
 

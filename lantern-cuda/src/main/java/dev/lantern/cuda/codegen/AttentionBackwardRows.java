@@ -67,9 +67,14 @@ final class AttentionBackwardRows {
 
     /** grad_q's store: the thread's rows {@code row0 + 8h} of dq times the scale, D / 8 column pairs each. */
     static void storeDq(CudaEmitter e, String row0, String pack2, String vec2) {
+        storeDq(e, row0, pack2, vec2, "out");
+    }
+
+    /** As above, into the pointer named {@code out}. */
+    static void storeDq(CudaEmitter e, String row0, String pack2, String vec2, String out) {
         e.unrolled("h", "2", () -> {
             e.line("const int row = " + row0 + " + 8 * h;");
-            e.line("T* __restrict__ ob = out + (bh * seq_q + row) * (long long) D;");
+            e.line("T* __restrict__ ob = " + out + " + (bh * seq_q + row) * (long long) D;");
             e.block("if (row < seq_q)", () -> e.unrolled("n", "D / 8", () ->
                     e.line("*reinterpret_cast<" + vec2 + "*>(ob + n * 8 + 2 * t4) = " + pack2
                             + "(dq[n][2 * h] * SCALE, dq[n][2 * h + 1] * SCALE);")));

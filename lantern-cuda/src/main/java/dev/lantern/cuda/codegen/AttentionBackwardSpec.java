@@ -19,6 +19,9 @@ import dev.lantern.ir.DType;
  *          ({@link #dsTilesPerHead}); args: GRAD_KV's, then ds, plane (elements from dk's plane to dv's)
  * DQ_DS:   dq_i = scale Σ_j dS_ij k_j from those tiles: one product instead of GRAD_Q's three
  *          args: k, ds, out, heads, seq_q, seq_k, k's (b,h,s) strides
+ * GRAD_KV_DQ: GRAD_KV_DS and DQ_DS in one launch, the tiles through a ring of slots
+ *          ({@link AttentionBackwardRingRenderer}, {@link #ringBytes}); args: GRAD_KV_DS's, then dq_out,
+ *          sync ({@link #ringFlags} ints, zero at launch)
  * </pre>
  *
  * q (b, heads, seq_q, d), k and v (b, heads / group, seq_k, d); head_dim contiguous in every
@@ -27,7 +30,7 @@ import dev.lantern.ir.DType;
  */
 public record AttentionBackwardSpec(String name, Kind kind, long batch, long heads, int group, long seqQ, long seqK, int headDim,
                                     boolean causal, double scale, DType dtype, boolean masked) implements KernelSpec {
-    public enum Kind { LSE, DELTA, GRAD_Q, GRAD_KV, GRAD_KV_DS, DQ_DS }
+    public enum Kind { LSE, DELTA, GRAD_Q, GRAD_KV, GRAD_KV_DS, DQ_DS, GRAD_KV_DQ }
 
     /** Bytes of one 64 × 64 dS tile of 16-bit values. */
     public static final long DS_TILE_BYTES = 64 * 64 * 2;
@@ -102,6 +105,16 @@ public record AttentionBackwardSpec(String name, Kind kind, long batch, long hea
         return nq <= nk ? nq * (nq + 1) / 2 : nk * (nk + 1) / 2 + (nq - nk) * nk;
     }
 
+    /** GRAD_KV_DQ's flags: one int for each of its CTAs that does work. */
+    public long ringFlags() {
+        return AttentionBackwardRingRenderer.syncInts(this);
+    }
+
+    /** Bytes of GRAD_KV_DQ's ring of dS tiles on {@code target}. */
+    public long ringBytes(CudaTarget target) {
+        return AttentionBackwardRingRenderer.ringBytes(this, target);
+    }
+
     /**
      * Whether DELTA takes the 16-byte-load kernel ({@link AttentionDeltaRenderer}: bf16/f16, head_dim
      * a power of two from 8 to 256), whose rows must start 16-byte aligned.
@@ -114,12 +127,16 @@ public record AttentionBackwardSpec(String name, Kind kind, long batch, long hea
     @Override
     public CudaKernelSource render(CudaTarget target) {
         target.requireDtype(dtype, name);
-        if (kind == Kind.GRAD_KV_DS || kind == Kind.DQ_DS) {
+        if (kind == Kind.GRAD_KV_DS || kind == Kind.DQ_DS || kind == Kind.GRAD_KV_DQ) {
             if (!dsPath(target)) {
                 throw new CodegenException(name + ": " + kind + " runs on the wgmma kernels only (head_dim 128, bf16/f16, no mask, sm_90), got "
                         + this + " on " + target.arch());
             }
-            return kind == Kind.DQ_DS ? new AttentionDqFromDsRenderer(this, target).render() : new AttentionBackwardWgmmaRenderer(this, target).render();
+            return switch (kind) {
+                case DQ_DS -> new AttentionDqFromDsRenderer(this, target).render();
+                case GRAD_KV_DQ -> new AttentionBackwardRingRenderer(this, target).render();
+                default -> new AttentionBackwardWgmmaRenderer(this, target).render();
+            };
         }
         if (vectorDelta()) {
             return new AttentionDeltaRenderer(this).render();

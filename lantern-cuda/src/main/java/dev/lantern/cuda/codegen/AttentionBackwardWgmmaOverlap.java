@@ -80,9 +80,8 @@ final class AttentionBackwardWgmmaOverlap {
         if (writeDs) {
             e.line("__syncwarp();");
             e.block("", () -> {
-                e.line("const long long hq = hk * GROUP + it / per;  // the tile's query head and query tile");
-                e.line("const int qt = qs + it % per;");
-                e.line("uint4* __restrict__ dst = reinterpret_cast<uint4*>(ds) + ((bi * heads + hq) * dsTiles + lt_ds_row(qt, nkt) + kt) * 512"
+                e.line("const int qt = qs + it % per;  // the tile's query tile, of the group's query head it / per");
+                e.line("uint4* __restrict__ dst = reinterpret_cast<uint4*>(ds) + ((dsUnit * GROUP + it / per) * dsTiles + lt_ds_row(qt, nkt) + kt) * 512"
                         + " + wi * 128 + lane;");
                 e.unrolled("qb", "4", () -> {
                     e.line("const int mi = lane >> 3;");

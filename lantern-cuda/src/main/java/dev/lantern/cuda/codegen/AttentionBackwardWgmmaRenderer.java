@@ -102,32 +102,17 @@ final class AttentionBackwardWgmmaRenderer {
         CudaPrelude.emit(e, "attention backward " + (kv ? "grad_kv" : "grad_q") + (writesDs() ? " writing dS" : "") + (spec.causal() ? " (causal)" : "")
                 + ", head_dim 128, Hopper path (wgmma, one warpgroup, " + BM + " " + (kv ? "keys" : "query rows")
                 + " a CTA, two CTAs an SM)");
-        e.linef("constexpr int THREADS = 128, D = 128, BM = %d, BC = %d, GROUP = %d;", BM, TILE, spec.group());
-        e.line("constexpr int HALF = BC * 128;                // bytes of one 64-column half of a streamed tile");
-        e.line("constexpr int RBYTES = BM * 256, TBYTES = BC * 256;  // a CTA tile, a streamed tile");
-        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
-        AttentionBackwardRows.scaleConstants(e, spec);
-        e.line("typedef " + t + " T;");
-        e.blank();
-        WgmmaHelpers.emitKernelHelpers(e, TILE, false, mmaType, pack2, vec2);
-        e.comment("A or B operand (K-major, SW128) of a 64-column-half tile: k-step kk of 16 dims, halves HALF_BYTES apart");
-        e.line("#define LT_KDESC(base, half_bytes, kk) lt_desc((base) + ((kk) >> 2) * (half_bytes) + ((kk) & 3) * 32, 16, 1024)");
+        emitDefinitions(e);
         List<KernelParam> params = new java.util.ArrayList<>(AttentionBackwardGeneralRenderer.params(spec, t));
         if (writesDs()) {
             params.add(new KernelParam(t + "* __restrict__", "ds"));
             params.add(new KernelParam("long long", "plane"));
-            AttentionDqFromDsRenderer.emitTileRow(e);
-            AttentionBackwardWgmmaOverlap.emitDsHelpers(e);
         }
         e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, 2)"), () -> {
-            e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
-            e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
-            e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows wi*16 + g (+8), columns 8n + 2 t4 (+1)");
-            e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem), sbase = (sraw + 1023u) & ~1023u;");
-            e.line("(void) SCALE; (void) GROUP;");
             if (kv) {
-                gradKv(e);
+                emitGradKvBody(e, "blockIdx.x", "bh");
             } else {
+                emitThreadRoles(e);
                 gradQ(e);
             }
         });
@@ -138,6 +123,45 @@ final class AttentionBackwardWgmmaRenderer {
         long groups = kv ? spec.batch() * spec.kvHeads() : spec.batch() * spec.heads();
         long n = kv ? spec.seqK() : spec.seqQ();
         return new CudaKernelSource(spec.name(), e.text(), params, rule, ProblemSize.of(groups, n, spec.seqK()), "wgmma");
+    }
+
+    /**
+     * The kernel's constants (THREADS, D, BM, BC, GROUP, HALF, RBYTES, TBYTES, CAUSAL, the scale's), T,
+     * and the wgmma helpers; with GRAD_KV_DS also lt_ds_row and the dS block's stmatrix/ldmatrix.
+     */
+    void emitDefinitions(CudaEmitter e) {
+        e.linef("constexpr int THREADS = 128, D = 128, BM = %d, BC = %d, GROUP = %d;", BM, TILE, spec.group());
+        e.line("constexpr int HALF = BC * 128;                // bytes of one 64-column half of a streamed tile");
+        e.line("constexpr int RBYTES = BM * 256, TBYTES = BC * 256;  // a CTA tile, a streamed tile");
+        e.linef("constexpr bool CAUSAL = %s;", spec.causal());
+        AttentionBackwardRows.scaleConstants(e, spec);
+        e.line("typedef " + t + " T;");
+        e.blank();
+        WgmmaHelpers.emitKernelHelpers(e, TILE, false, mmaType, pack2, vec2);
+        e.comment("A or B operand (K-major, SW128) of a 64-column-half tile: k-step kk of 16 dims, halves HALF_BYTES apart");
+        e.line("#define LT_KDESC(base, half_bytes, kk) lt_desc((base) + ((kk) >> 2) * (half_bytes) + ((kk) & 3) * 32, 16, 1024)");
+        if (writesDs()) {
+            AttentionDqFromDsRenderer.emitTileRow(e);
+            AttentionBackwardWgmmaOverlap.emitDsHelpers(e);
+        }
+    }
+
+    private static void emitThreadRoles(CudaEmitter e) {
+        e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
+        e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
+        e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows wi*16 + g (+8), columns 8n + 2 t4 (+1)");
+        e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem), sbase = (sraw + 1023u) & ~1023u;");
+        e.line("(void) SCALE; (void) GROUP;");
+    }
+
+    /**
+     * grad_kv's CTA {@code blk} (an expression: the block's index among grad_kv's), from the thread roles
+     * to the stores of dk;dv. With GRAD_KV_DS, {@code dsUnit} names the (batch, K/V head) slot whose
+     * dS tiles it writes (its group's query heads in order).
+     */
+    void emitGradKvBody(CudaEmitter e, String blk, String dsUnit) {
+        emitThreadRoles(e);
+        gradKv(e, blk, dsUnit);
     }
 
     /** Issues the two score products of a step ({@code a1 b1ᵀ} into s1, {@code a2 b2ᵀ} into s2), commits and waits for them. */
@@ -178,10 +202,10 @@ final class AttentionBackwardWgmmaRenderer {
         });
     }
 
-    private void gradKv(CudaEmitter e) {
+    private void gradKv(CudaEmitter e, String blk, String dsUnit) {
         e.line("const int kblocks = (seq_k + BM - 1) / BM;");
-        e.line("const long long bh = blockIdx.x / kblocks;  // (batch, K/V head)");
-        e.line("const int k0 = (int) (blockIdx.x % kblocks) * BM;");
+        e.line("const long long bh = " + blk + " / kblocks;  // (batch, K/V head)");
+        e.line("const int k0 = (int) (" + blk + " % kblocks) * BM;");
         e.line("const long long hkn = heads / GROUP, bi = bh / hkn, hk = bh % hkn;");
         e.line("const T* __restrict__ kb = k + bi * k_sb + hk * k_sh;");
         e.line("const T* __restrict__ vb = v + bi * v_sb + hk * v_sh;");
@@ -193,6 +217,7 @@ final class AttentionBackwardWgmmaRenderer {
             e.line("const unsigned sW = (unsigned) __cvta_generic_to_shared(fD + 2 * BC) + wi * (BC * DSP * 2);  // this warp's block");
             e.line("const int nkt = kblocks, kt = k0 / BM;");
             e.line("const long long dsTiles = lt_ds_row((seq_q + BC - 1) / BC, nkt);");
+            e.line("const long long dsUnit = " + dsUnit + ";  // the slot of this (batch, K/V head)'s dS tiles");
         }
         e.line("lt_load_tile<BM>(sK, kb, k_ss, k0, seq_k, tid);");
         e.line("lt_load_tile<BM>(sV, vb, v_ss, k0, seq_k, tid);");

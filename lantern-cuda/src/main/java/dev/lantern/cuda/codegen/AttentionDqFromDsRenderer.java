@@ -40,6 +40,11 @@ final class AttentionDqFromDsRenderer {
     private final String vec2;
 
     AttentionDqFromDsRenderer(AttentionBackwardSpec spec, CudaTarget target) {
+        this(spec, target, "1".equals(System.getProperty("lantern.attention.backward.dqWarpgroups")) ? 1 : 2);
+    }
+
+    /** With {@code warpgroups} of 64 query rows a CTA (1 or 2). */
+    AttentionDqFromDsRenderer(AttentionBackwardSpec spec, CudaTarget target, int warpgroups) {
         if (spec.kind() != AttentionBackwardSpec.Kind.DQ_DS || spec.headDim() != 128 || spec.masked()
                 || (spec.dtype() != DType.BF16 && spec.dtype() != DType.F16) || target.wgmmaAttention() == null) {
             throw new CodegenException(spec.name() + ": dq from dS needs DQ_DS, bf16/f16, head_dim 128, no mask and a wgmma GPU, got "
@@ -51,7 +56,10 @@ final class AttentionDqFromDsRenderer {
         this.mmaType = bf16 ? "bf16" : "f16";
         this.pack2 = bf16 ? "__floats2bfloat162_rn" : "__floats2half2_rn";
         this.vec2 = bf16 ? "__nv_bfloat162" : "__half2";
-        this.warpgroups = "1".equals(System.getProperty("lantern.attention.backward.dqWarpgroups")) ? 1 : 2;
+        if (warpgroups != 1 && warpgroups != 2) {
+            throw new CodegenException(spec.name() + ": dq from dS runs one or two warpgroups a CTA, got " + warpgroups);
+        }
+        this.warpgroups = warpgroups;
     }
 
     /** Two buffers of K's tile and 1 KiB of alignment slack. */
@@ -66,6 +74,64 @@ final class AttentionDqFromDsRenderer {
             e.line("if (!CAUSAL) return (long long) qt * nkt;");
             e.line("return qt <= nkt ? (long long) qt * (qt + 1) / 2 : (long long) nkt * (nkt + 1) / 2 + (long long) (qt - nkt) * nkt;");
         });
+    }
+
+    /**
+     * The CTA {@code blk} (an expression: the block's index among DQ_DS's) from the thread roles to
+     * the store of dq into {@code out}: {@code dsHead} is the slot of the (batch, query head) {@code bh}'s
+     * dS tiles, {@code load} the 16-byte load of a fragment ({@code __ldg}, or {@code __ldcg} where the
+     * tiles were written by the same launch).
+     */
+    void emitBody(CudaEmitter e, String blk, String dsHead, String load, String out) {
+        e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
+        e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
+        e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows (wi & 3)*16 + g (+8), columns 8n + 2 t4 (+1)");
+        e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem), sbase = (sraw + 1023u) & ~1023u;");
+        e.line("(void) SCALE_LOG2; (void) LOG2E;");
+        e.line("const int nqt = (seq_q + BM - 1) / BM, nkt = (seq_k + BC - 1) / BC;  // 64-row query tiles, 64-key tiles");
+        e.line("const int cblocks = (nqt + W - 1) / W;  // the CTAs of a head");
+        e.line("const long long bh = " + blk + " / cblocks;  // (batch, query head)");
+        e.line("const int cb = cblocks - 1 - (int) (" + blk + " % cblocks);  // heaviest causal block first");
+        e.line("const int qt = cb * W + (wi >> 2), q0 = qt * BM;  // this warpgroup's query tile (past nqt: no rows)");
+        e.line("const int lastQt = min(cb * W + W, nqt) - 1;  // the CTA's last query tile with rows");
+        e.line("const long long bi = bh / heads, hi = bh % heads, hkv = hi / GROUP;");
+        e.line("const T* __restrict__ kb = k + bi * k_sb + hkv * k_sh;");
+        e.comment("causal: key tiles past a block's last query hold no dS; the CTA walks its last warpgroup's tiles");
+        e.line("const int nk = CAUSAL ? min(nkt, lastQt + 1) : nkt;");
+        e.line("const int nkw = qt >= nqt ? 0 : CAUSAL ? min(nkt, qt + 1) : nkt;  // this warpgroup's");
+        e.line("const uint4* __restrict__ dsb = reinterpret_cast<const uint4*>(ds) + ((" + dsHead + ") * lt_ds_row(nqt, nkt) + lt_ds_row(min(qt, nqt), nkt)) * 512"
+                + " + (tid & 127);");
+        e.line("const unsigned sK = sbase;  // two buffers of K's tile");
+        e.line("const int qrow = q0 + (wi & 3) * 16 + g;  // this thread's rows: qrow and qrow + 8");
+        e.line("float dq[16][4];");
+        e.unrolled("n", "16", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
+        e.line("uint4 nx[4];  // the next tile's fragments, loaded a tile ahead");
+        e.unrolled("p", "4", () -> e.line("nx[p] = nkw > 0 ? " + load + "(dsb + p * 128) : make_uint4(0u, 0u, 0u, 0u);"));
+        e.line("if (nk > 0) lt_load_tile<BC>(sK, kb, k_ss, 0, seq_k, tid);");
+        e.line("lt_cp_commit();");
+        e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
+            e.line("const int buf = kt & 1;");
+            e.line("__syncthreads();  // every warp is done with tile kt - 1, whose buffer tile kt + 1 fills");
+            e.line("if (kt + 1 < nk) lt_load_tile<BC>(sK + (buf ^ 1) * TBYTES, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
+            e.line("lt_cp_commit();");
+            e.line("unsigned a[4][4];");
+            e.unrolled("p", "4", () -> e.line("a[p][0] = nx[p].x; a[p][1] = nx[p].y; a[p][2] = nx[p].z; a[p][3] = nx[p].w;"));
+            e.block("if (kt + 1 < nkw)", () -> e.unrolled("p", "4", () -> e.line("nx[p] = " + load + "(dsb + (kt + 1) * 512 + p * 128);")));
+            e.line("lt_cp_wait_one();  // every group but the newest: tile kt landed");
+            e.line("lt_async_fence();");
+            e.line("__syncthreads();");
+            e.comment("nkw is the same for the whole warpgroup: its wgmma runs on every thread of it or on none");
+            e.block("if (kt < nkw)", () -> {
+                e.line("const unsigned cK = sK + buf * TBYTES;");
+                e.line("lt_wgmma_fence();");
+                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dq, a[j], LT_VDESC(cK + j * 2048), true);"));
+                e.line("lt_wgmma_commit();");
+                e.line("lt_wgmma_wait<0>();");
+                e.unrolled("n", "16", () -> e.line("lt_reg_fence(dq[n]);"));
+            });
+        });
+        e.line("lt_cp_wait_all();");
+        AttentionBackwardRows.storeDq(e, "qrow", pack2, vec2, out);
     }
 
     List<KernelParam> params() {
@@ -91,55 +157,7 @@ final class AttentionDqFromDsRenderer {
         emitTileRow(e);
         List<KernelParam> params = params();
         e.block(AttentionParams.signature(spec.name(), params, "__launch_bounds__(THREADS, " + (warpgroups == 1 ? 3 : 2) + ")"), () -> {
-            e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
-            e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
-            e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows (wi & 3)*16 + g (+8), columns 8n + 2 t4 (+1)");
-            e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem), sbase = (sraw + 1023u) & ~1023u;");
-            e.line("(void) SCALE_LOG2; (void) LOG2E;");
-            e.line("const int nqt = (seq_q + BM - 1) / BM, nkt = (seq_k + BC - 1) / BC;  // 64-row query tiles, 64-key tiles");
-            e.line("const int cblocks = (nqt + W - 1) / W;  // the CTAs of a head");
-            e.line("const long long bh = blockIdx.x / cblocks;");
-            e.line("const int cb = cblocks - 1 - (int) (blockIdx.x % cblocks);  // heaviest causal block first");
-            e.line("const int qt = cb * W + (wi >> 2), q0 = qt * BM;  // this warpgroup's query tile (past nqt: no rows)");
-            e.line("const int lastQt = min(cb * W + W, nqt) - 1;  // the CTA's last query tile with rows");
-            e.line("const long long bi = bh / heads, hi = bh % heads, hkv = hi / GROUP;");
-            e.line("const T* __restrict__ kb = k + bi * k_sb + hkv * k_sh;");
-            e.comment("causal: key tiles past a block's last query hold no dS; the CTA walks its last warpgroup's tiles");
-            e.line("const int nk = CAUSAL ? min(nkt, lastQt + 1) : nkt;");
-            e.line("const int nkw = qt >= nqt ? 0 : CAUSAL ? min(nkt, qt + 1) : nkt;  // this warpgroup's");
-            e.line("const uint4* __restrict__ dsb = reinterpret_cast<const uint4*>(ds) + (bh * lt_ds_row(nqt, nkt) + lt_ds_row(min(qt, nqt), nkt)) * 512"
-                    + " + (tid & 127);");
-            e.line("const unsigned sK = sbase;  // two buffers of K's tile");
-            e.line("const int qrow = q0 + (wi & 3) * 16 + g;  // this thread's rows: qrow and qrow + 8");
-            e.line("float dq[16][4];");
-            e.unrolled("n", "16", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
-            e.line("uint4 nx[4];  // the next tile's fragments, loaded a tile ahead");
-            e.unrolled("p", "4", () -> e.line("nx[p] = nkw > 0 ? __ldg(dsb + p * 128) : make_uint4(0u, 0u, 0u, 0u);"));
-            e.line("if (nk > 0) lt_load_tile<BC>(sK, kb, k_ss, 0, seq_k, tid);");
-            e.line("lt_cp_commit();");
-            e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
-                e.line("const int buf = kt & 1;");
-                e.line("__syncthreads();  // every warp is done with tile kt - 1, whose buffer tile kt + 1 fills");
-                e.line("if (kt + 1 < nk) lt_load_tile<BC>(sK + (buf ^ 1) * TBYTES, kb, k_ss, (kt + 1) * BC, seq_k, tid);");
-                e.line("lt_cp_commit();");
-                e.line("unsigned a[4][4];");
-                e.unrolled("p", "4", () -> e.line("a[p][0] = nx[p].x; a[p][1] = nx[p].y; a[p][2] = nx[p].z; a[p][3] = nx[p].w;"));
-                e.block("if (kt + 1 < nkw)", () -> e.unrolled("p", "4", () -> e.line("nx[p] = __ldg(dsb + (kt + 1) * 512 + p * 128);")));
-                e.line("lt_cp_wait_one();  // every group but the newest: tile kt landed");
-                e.line("lt_async_fence();");
-                e.line("__syncthreads();");
-                e.comment("nkw is the same for the whole warpgroup: its wgmma runs on every thread of it or on none");
-                e.block("if (kt < nkw)", () -> {
-                    e.line("const unsigned cK = sK + buf * TBYTES;");
-                    e.line("lt_wgmma_fence();");
-                    e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dq, a[j], LT_VDESC(cK + j * 2048), true);"));
-                    e.line("lt_wgmma_commit();");
-                    e.line("lt_wgmma_wait<0>();");
-                    e.unrolled("n", "16", () -> e.line("lt_reg_fence(dq[n]);"));
-                });
-            });
-            e.line("lt_cp_wait_all();");
-            AttentionBackwardRows.storeDq(e, "qrow", pack2, vec2);
+            emitBody(e, "blockIdx.x", "bh", "__ldg", "out");
         });
         e.line("#undef LT_VDESC");
         int smem = sharedBytes();

@@ -4,6 +4,7 @@ import static dev.lantern.cuda.lower.LoweringContext.ptr;
 
 import dev.lantern.cuda.codegen.AttentionBackwardSpec;
 import dev.lantern.cuda.codegen.CodegenException;
+import dev.lantern.cuda.codegen.ElementwiseSpec;
 import dev.lantern.ir.DType;
 import dev.lantern.ir.Node;
 import dev.lantern.ir.Op;
@@ -133,6 +134,10 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         int d = full.headDim();
         long rowBytes = (long) h * s * 4;  // one batch's delta (and lse) rows
         Buf delta = delta(o, dy, spec.apply(AttentionBackwardSpec.Kind.DELTA), cx);
+        if (DsDq.ring()) {
+            ring(spec.apply(AttentionBackwardSpec.Kind.GRAD_KV_DQ), q, k, v, dy, lse, out, dq, delta, cx);
+            return;
+        }
         int bc = DsDq.chunkBatches(b, h, s, t, full.causal());
         long tileBytes = (long) h * AttentionBackwardSpec.dsTilesPerHead(s, t, full.causal()) * AttentionBackwardSpec.DS_TILE_BYTES;
         Buf tiles = cx.transientBuf(bc * tileBytes);
@@ -161,6 +166,31 @@ final class AttentionBackwardLowerer implements KernelLowerer {
             strides(qa, kc);
             cx.launch(dqs, qa);
         }
+    }
+
+    /**
+     * GRAD_KV_DQ: grad_kv's and dq's CTAs in one launch, the dS tiles through a ring of slots; its
+     * flags zeroed by a launch just before (an elementwise constant, its one input delta's first
+     * value broadcast and unused).
+     */
+    private static void ring(AttentionBackwardSpec rs, View q, View k, View v, View dy, View lse, View out, View dq, Buf delta,
+                             LoweringContext cx) {
+        long flags = rs.ringFlags();
+        Buf sync = cx.transientBuf(flags * 4);
+        cx.launch(new ElementwiseSpec("lt_attn_bwd_sync_zero", List.of(flags), List.of(new ElementwiseSpec.Operand(DType.F32, List.of(0L))),
+                List.of(ElementwiseSpec.Step.literal(0)), DType.F32),  // f32 zeros: the ints' zero bits
+                List.of(new Step.Ptr(delta, 4), new Step.Ptr(sync, flags * 4), new Step.I64(flags)));
+        long ringBytes = rs.ringBytes(cx.target);
+        Buf tiles = cx.transientBuf(ringBytes);
+        List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(dy), ptr(lse),
+                new Step.Ptr(delta, rs.batch() * rs.heads() * rs.seqQ() * 4), ptr(out),
+                new Step.I32((int) rs.heads()), new Step.I32((int) rs.seqQ()), new Step.I32((int) rs.seqK())));
+        strides(a, q, k, v, dy);
+        a.add(new Step.Ptr(tiles, ringBytes));
+        a.add(new Step.I64(rs.batch() * rs.kvHeads() * rs.seqK() * rs.headDim()));  // out [2, b, hk, t, d]: dk's plane, then dv's
+        a.add(ptr(dq));
+        a.add(new Step.Ptr(sync, flags * 4));
+        cx.launch(rs, a);
     }
 
     /**

@@ -61,6 +61,14 @@ final class DsDq {
         return (int) ((batch + chunks - 1) / chunks);  // as even as the chunk count allows
     }
 
+    /**
+     * Whether grad_kv and dq run as one launch through a ring of dS slots (GRAD_KV_DQ, the default)
+     * rather than as GRAD_KV_DS and DQ_DS per chunk of the batch ({@code lantern.attention.backward.dsRing=false}).
+     */
+    static boolean ring() {
+        return !"false".equals(System.getProperty("lantern.attention.backward.dsRing"));
+    }
+
     private static boolean sameOperands(Kernel a, Kernel b) {
         for (int i = 0; i < 6; i++) {
             if (!DeferredWrite.same(a.inputs().get(i), b.inputs().get(i))) {

@@ -33,7 +33,8 @@ class AttentionBackwardNvccTest {
         List<AttentionBackwardSpec> all = new ArrayList<>();
         int i = 0;
         for (AttentionBackwardSpec.Kind kind : AttentionBackwardSpec.Kind.values()) {
-            if (kind == AttentionBackwardSpec.Kind.GRAD_KV_DS || kind == AttentionBackwardSpec.Kind.DQ_DS) {
+            if (kind == AttentionBackwardSpec.Kind.GRAD_KV_DS || kind == AttentionBackwardSpec.Kind.DQ_DS
+                    || kind == AttentionBackwardSpec.Kind.GRAD_KV_DQ) {
                 continue; // wgmma only: hopperGradientKernelsCompileForSm90aWithoutSpills
             }
             for (DType t : new DType[] {DType.F32, DType.BF16, DType.F16}) {
@@ -80,12 +81,12 @@ class AttentionBackwardNvccTest {
         StringBuilder failures = new StringBuilder();
         int n = 0;
         for (AttentionBackwardSpec.Kind kind : List.of(AttentionBackwardSpec.Kind.GRAD_Q, AttentionBackwardSpec.Kind.GRAD_KV,
-                AttentionBackwardSpec.Kind.GRAD_KV_DS, AttentionBackwardSpec.Kind.DQ_DS)) {
+                AttentionBackwardSpec.Kind.GRAD_KV_DS, AttentionBackwardSpec.Kind.DQ_DS, AttentionBackwardSpec.Kind.GRAD_KV_DQ)) {
             for (DType t : new DType[] {DType.BF16, DType.F16}) {
                 for (boolean causal : new boolean[] {false, true}) {
                     AttentionBackwardSpec spec = new AttentionBackwardSpec("lt_attn_bwd_h" + n++, kind, 2, 8, causal ? 4 : 1, 97, 131,
                             128, causal, 1 / Math.sqrt(128), t, false);
-                    assertTrue(kind == AttentionBackwardSpec.Kind.DQ_DS ? spec.dsPath(CudaTarget.H200) : spec.hopperPath(CudaTarget.H200),
+                    assertTrue(kind == AttentionBackwardSpec.Kind.DQ_DS || kind == AttentionBackwardSpec.Kind.GRAD_KV_DQ ? spec.dsPath(CudaTarget.H200) : spec.hopperPath(CudaTarget.H200),
                             spec + " should take the wgmma kernel");
                     CudaKernelSource src = spec.render(CudaTarget.H200);
                     assertEquals("wgmma", src.variant());

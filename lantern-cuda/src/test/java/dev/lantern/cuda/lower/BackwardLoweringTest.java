@@ -365,12 +365,28 @@ class BackwardLoweringTest {
                         CompileOptions.defaults().withTarget("cuda").withDeterministic(c.strict()));
                 CudaLowering.Lowered l = CudaLowering.lower(m, CudaTarget.H200);
                 String what = c + " " + attentionOrder(l);
-                assertEquals(c.ds() ? 1 : 0, backwardLaunches(l, AttentionBackwardSpec.Kind.GRAD_KV_DS), what);
-                assertEquals(c.ds() ? 1 : 0, backwardLaunches(l, AttentionBackwardSpec.Kind.DQ_DS), what);
+                assertEquals(c.ds() ? 1 : 0, backwardLaunches(l, AttentionBackwardSpec.Kind.GRAD_KV_DQ), what);
                 assertEquals(c.ds() ? 0 : 1, backwardLaunches(l, AttentionBackwardSpec.Kind.GRAD_Q), what);
                 assertEquals(c.ds() ? 0 : 1, backwardLaunches(l, AttentionBackwardSpec.Kind.GRAD_KV), what);
                 if (c.ds()) {
-                    assertEquals(List.of("LSE", "DELTA", "GRAD_KV_DS", "DQ_DS"), attentionOrder(l), what);
+                    assertEquals(List.of("LSE", "DELTA", "GRAD_KV_DQ"), attentionOrder(l), what);
+                    // the ring's flags are zeroed by the launch just before it: one int for each of its working CTAs
+                    int at = -1;
+                    for (int i = 0; i < l.steps().size(); i++) {
+                        if (l.steps().get(i) instanceof Step.Launch x && x.spec() instanceof AttentionBackwardSpec a
+                                && a.kind() == AttentionBackwardSpec.Kind.GRAD_KV_DQ) {
+                            at = i;
+                        }
+                    }
+                    Step.Launch zero = (Step.Launch) l.steps().get(at - 1);
+                    Step.Launch ring = (Step.Launch) l.steps().get(at);
+                    assertTrue(zero.spec().name().startsWith("lt_attn_bwd_sync_zero"), zero.spec().name());
+                    long flags = ((AttentionBackwardSpec) ring.spec()).ringFlags();
+                    assertEquals(1 * 2 * (1 + 2 * 1), flags, "b * hk units of one grad_kv CTA and group * 1 dq CTAs");
+                    Step.Ptr zeroed = (Step.Ptr) zero.args().get(1);
+                    Step.Ptr sync = (Step.Ptr) ring.args().getLast();
+                    assertEquals(zeroed.buf().name(), sync.buf().name());
+                    assertEquals(flags * 4, sync.extent());
                 }
             } finally {
                 if (before == null) {
@@ -380,10 +396,12 @@ class BackwardLoweringTest {
                 }
             }
         }
-        // 5 batches of 4 heads x 1 causal tile: 4 x 8 KiB of dS a batch; a 64 KiB budget takes 2 batches a chunk -> 3 chunks (2, 2, 1)
+        // without the ring (lantern.attention.backward.dsRing=false): 5 batches of 4 heads x 1 causal tile: 4 x 8 KiB of dS
+        // a batch; a 64 KiB budget takes 2 batches a chunk -> 3 chunks (2, 2, 1)
         String before = System.getProperty("lantern.attention.backward.dsBytes");
         try {
             System.setProperty("lantern.attention.backward.dsBytes", String.valueOf(64 * 1024));
+            System.setProperty("lantern.attention.backward.dsRing", "false");
             String ir = (head + dkv + "  return %dq, %dkv\n}\n").replace("D]", "128]").replace("[B,", "[5,").replace("[2,B,", "[2,5,");
             CudaLowering.Lowered l = CudaLowering.lower(dev.lantern.engine.Compiler.compile(IrParser.parse(ir),
                     CompileOptions.defaults().withTarget("cuda")), CudaTarget.H200);
@@ -392,6 +410,7 @@ class BackwardLoweringTest {
                     && a.kind() == AttentionBackwardSpec.Kind.DQ_DS).map(s -> ((AttentionBackwardSpec) ((Step.Launch) s).spec()).batch()).toList();
             assertEquals(List.of(2L, 2L, 1L), batches);
         } finally {
+            System.clearProperty("lantern.attention.backward.dsRing");
             if (before == null) {
                 System.clearProperty("lantern.attention.backward.dsBytes");
             } else {
@@ -401,7 +420,7 @@ class BackwardLoweringTest {
         var lm = BackwardGraphs.model(new dev.lantern.frontend.nn.BlockConfig("hd128-train", 1, 33, 256, 2, 512, true), 29);
         CudaLowering.Lowered step = CudaLowering.lower(BackwardGraphs.compile(BackwardGraphs.backward(lm).graph(), true,
                 CompileOptions.Amp.BF16), CudaTarget.H200);
-        assertEquals(1, backwardLaunches(step, AttentionBackwardSpec.Kind.DQ_DS), "the training step's attention");
+        assertEquals(1, backwardLaunches(step, AttentionBackwardSpec.Kind.GRAD_KV_DQ), "the training step's attention");
         assertEquals(0, backwardLaunches(step, AttentionBackwardSpec.Kind.GRAD_Q), "the training step's attention");
     }
 
