@@ -19,8 +19,8 @@ import java.util.List;
  * </pre>
  * Each wait is on CTAs with lower indices, LAG or more groups earlier, which the GPU dispatched
  * before (CTAs start in index order, as single-pass scans rely on too) and which wait on none
- * after themselves: no wait can go round. LAG covers a little more than the CTAs resident on the
- * GPU at once (two an SM), so that by the time a dq CTA starts its unit's grad_kv CTAs have
+ * after themselves: no wait can go round. LAG covers a few waves of the CTAs resident on the
+ * GPU at once ({@link #lag}), so that by the time a dq CTA starts its unit's grad_kv CTAs have
  * usually ended; RING is 2 · LAG. A CTA's flag is set by a release store after its tiles are
  * written (each thread's fence, the CTA's barrier, then the store) and read with acquire loads by
  * the waiting CTA's first warp, then its barrier; tiles are read with ld.global.cg (L2, not the
@@ -47,11 +47,19 @@ final class AttentionBackwardRingRenderer {
         return (spec.seqK() + 63) / 64 + spec.group() * ((spec.seqQ() + 63) / 64);
     }
 
-    /** Groups between a unit's grad_kv CTAs and its dq CTAs: a little more than the CTAs resident at once (two an SM). */
+    /**
+     * Groups between a unit's grad_kv CTAs and its dq CTAs: the CTAs resident at once (two an SM)
+     * times {@code lantern.attention.backward.ringWaves} (WAVES by default), so that a unit's longest
+     * grad_kv CTA (causal: its first key block walks every query tile) has usually ended when its dq
+     * CTAs start, and they do not hold multiprocessors waiting.
+     */
     static int lag(AttentionBackwardSpec spec, CudaTarget target) {
-        long resident = 2L * target.smCount();
+        long resident = 2L * target.smCount() * Integer.getInteger("lantern.attention.backward.ringWaves", WAVES);
         return (int) ((resident + stride(spec) - 1) / stride(spec)) + 2;
     }
+
+    /** Waves of resident CTAs between a unit's grad_kv and dq CTAs by default. */
+    static final int WAVES = 4;
 
     /** Slots of the ring: units whose dS tiles are in memory at once. */
     static int ring(AttentionBackwardSpec spec, CudaTarget target) {
