@@ -106,11 +106,14 @@ class GatesTest {
     @Test
     void theMeasurementAgreesWithEagerAndFindsTheCompiledForwardFaster() {
         // two seconds of warm-up, as the gate's eight: with three forwards C2 had not compiled the compiled
-        // forward's GEMM and attention tiles (eager runs one of them), and the compiled side lost 2 runs in 3
-        EagerVsCompiled.Result r = EagerVsCompiled.run(CpuTarget.block(BlockConfig.named("cpu-small"), 42), 5, 3, 2.0);
+        // forward's GEMM and attention tiles (eager runs one of them), and the compiled side lost 2 runs in 3.
+        // Faster by the best of 7 interleaved rounds: on a busy 2-core CI box the median of 5 once had the
+        // compiled forward at 7.24 ms against eager's 4.93 (its usual 3.5 against 4.9), in one run of five
+        EagerVsCompiled.Result r = EagerVsCompiled.run(CpuTarget.block(BlockConfig.named("cpu-small"), 42), 7, 3, 2.0);
         assertTrue(r.relErr() < PerformanceGate.MAX_REL_ERR, "rel err " + r.relErr());
         assertTrue(r.compiledMs() > 0 && r.eagerMs() > 0, r.toString());
-        assertTrue(r.speedup() > 1.0, "compiled " + r.compiledMs() + " ms, eager " + r.eagerMs() + " ms");
+        assertTrue(r.compiledMinMs() < r.eagerMinMs(), "compiled best " + r.compiledMinMs() + " ms, eager best " + r.eagerMinMs()
+                + " ms (medians " + r.compiledMs() + ", " + r.eagerMs() + ")");
     }
 
     @Test
