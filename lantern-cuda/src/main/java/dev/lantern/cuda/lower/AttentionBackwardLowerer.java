@@ -23,9 +23,10 @@ import java.util.List;
  * ({@link AttentionBackwardSpec#fastPath}) also need 16-byte aligned rows: an operand whose strides
  * or offset are not multiples of 8 elements is copied.
  *
- * <p>Where {@link DsDq} defers grad_q to grad_kv, grad_kv launches DELTA and then, per chunk of the
- * batch ({@link DsDq#chunkBatches}), GRAD_KV_DS (dk;dv, and every tile's dS into a transient buffer)
- * and DQ_DS (dq = scale · dS K into grad_q's output).
+ * <p>Where {@link DsDq} defers grad_q to grad_kv, grad_kv launches DELTA, then GRAD_KV_DQ: dk;dv, and
+ * dq = scale · dS K into grad_q's output, in one launch whose dS tiles pass through a ring of slots
+ * (its flags zeroed by a launch just before). With {@link DsDq#ring} off, per chunk of the batch
+ * ({@link DsDq#chunkBatches}), GRAD_KV_DS (dk;dv, and every tile's dS into a transient buffer) and DQ_DS.
  */
 final class AttentionBackwardLowerer implements KernelLowerer {
     @Override
@@ -118,7 +119,10 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         cx.launch(spec.apply(op == Op.ATTENTION_GRAD_Q ? AttentionBackwardSpec.Kind.GRAD_Q : AttentionBackwardSpec.Kind.GRAD_KV), a);
     }
 
-    /** DELTA, then per chunk of the batch GRAD_KV_DS and DQ_DS: dk;dv into {@code out}, and {@code gradQ}'s dq. */
+    /**
+     * DELTA, then GRAD_KV_DQ (or per chunk of the batch GRAD_KV_DS and DQ_DS): dk;dv into {@code out},
+     * and {@code gradQ}'s dq.
+     */
     private static void viaDs(Kernel gradQ, View q, View k, View v, View o, View dy, View lse, View out,
                               java.util.function.Function<AttentionBackwardSpec.Kind, AttentionBackwardSpec> spec, LoweringContext cx) {
         View dq = cx.out(gradQ);
@@ -134,14 +138,15 @@ final class AttentionBackwardLowerer implements KernelLowerer {
         int d = full.headDim();
         long rowBytes = (long) h * s * 4;  // one batch's delta (and lse) rows
         Buf delta = delta(o, dy, spec.apply(AttentionBackwardSpec.Kind.DELTA), cx);
+        long plane = (long) b * hk * t * d;  // out [2, b, hk, t, d]: dk's plane, then dv's
         if (DsDq.ring()) {
-            ring(spec.apply(AttentionBackwardSpec.Kind.GRAD_KV_DQ), q, k, v, dy, lse, out, dq, delta, cx);
+            ring(spec.apply(AttentionBackwardSpec.Kind.GRAD_KV_DQ), gradKvArgs(q, k, v, dy, lse, new Step.Ptr(delta, b * rowBytes), ptr(out),
+                    h, s, t), delta, plane, dq, cx);
             return;
         }
         int bc = DsDq.chunkBatches(b, h, s, t, full.causal());
         long tileBytes = (long) h * AttentionBackwardSpec.dsTilesPerHead(s, t, full.causal()) * AttentionBackwardSpec.DS_TILE_BYTES;
         Buf tiles = cx.transientBuf(bc * tileBytes);
-        long plane = (long) b * hk * t * d;  // out [2, b, hk, t, d]: dk's plane, then dv's
         long esz = q.dtype().bytes();
         for (int b0 = 0; b0 < b; b0 += bc) {
             int nb = Math.min(bc, b - b0);
@@ -149,16 +154,11 @@ final class AttentionBackwardLowerer implements KernelLowerer {
                     full.causal(), full.scale(), full.dtype(), false);
             AttentionBackwardSpec dqs = new AttentionBackwardSpec("lt_attn_bwd_dq_ds", AttentionBackwardSpec.Kind.DQ_DS, nb, h, full.group(), s, t,
                     d, full.causal(), full.scale(), full.dtype(), false);
-            View qc = batches(q, b0, nb);
             View kc = batches(k, b0, nb);
-            View vc = batches(v, b0, nb);
-            View gc = batches(dy, b0, nb);
             Step.Ptr dsPtr = new Step.Ptr(tiles, nb * tileBytes);
-            List<Step.Arg> a = new ArrayList<>(List.of(ptr(qc), ptr(kc), ptr(vc), ptr(gc), ptr(batches(lse, b0, nb)),
+            List<Step.Arg> a = gradKvArgs(batches(q, b0, nb), kc, batches(v, b0, nb), batches(dy, b0, nb), batches(lse, b0, nb),
                     new Step.Ptr(delta, nb * rowBytes, b0 * rowBytes),
-                    new Step.Ptr(out.buf(), (plane + (long) nb * hk * t * d) * esz, (out.offset() + (long) b0 * hk * t * d) * esz),
-                    new Step.I32(h), new Step.I32(s), new Step.I32(t)));
-            strides(a, qc, kc, vc, gc);
+                    new Step.Ptr(out.buf(), (plane + (long) nb * hk * t * d) * esz, (out.offset() + (long) b0 * hk * t * d) * esz), h, s, t);
             a.add(dsPtr);
             a.add(new Step.I64(plane));
             cx.launch(kvs, a);
@@ -169,28 +169,33 @@ final class AttentionBackwardLowerer implements KernelLowerer {
     }
 
     /**
-     * GRAD_KV_DQ: grad_kv's and dq's CTAs in one launch, the dS tiles through a ring of slots; its
-     * flags zeroed by a launch just before (an elementwise constant, its one input delta's first
-     * value broadcast and unused).
+     * GRAD_KV_DQ: grad_kv's and dq's CTAs in one launch, the dS tiles through a ring of slots; {@code a}
+     * holds grad_kv's arguments up to its strides. Its flags are zeroed by a launch just before (an
+     * elementwise constant, its one input delta's first value broadcast and unused).
      */
-    private static void ring(AttentionBackwardSpec rs, View q, View k, View v, View dy, View lse, View out, View dq, Buf delta,
-                             LoweringContext cx) {
+    private static void ring(AttentionBackwardSpec rs, List<Step.Arg> a, Buf delta, long plane, View dq, LoweringContext cx) {
         long flags = rs.ringFlags();
         Buf sync = cx.transientBuf(flags * 4);
         cx.launch(new ElementwiseSpec("lt_attn_bwd_sync_zero", List.of(flags), List.of(new ElementwiseSpec.Operand(DType.F32, List.of(0L))),
                 List.of(ElementwiseSpec.Step.literal(0)), DType.F32),  // f32 zeros: the ints' zero bits
                 List.of(new Step.Ptr(delta, 4), new Step.Ptr(sync, flags * 4), new Step.I64(flags)));
         long ringBytes = rs.ringBytes(cx.target);
-        Buf tiles = cx.transientBuf(ringBytes);
-        List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(dy), ptr(lse),
-                new Step.Ptr(delta, rs.batch() * rs.heads() * rs.seqQ() * 4), ptr(out),
-                new Step.I32((int) rs.heads()), new Step.I32((int) rs.seqQ()), new Step.I32((int) rs.seqK())));
-        strides(a, q, k, v, dy);
-        a.add(new Step.Ptr(tiles, ringBytes));
-        a.add(new Step.I64(rs.batch() * rs.kvHeads() * rs.seqK() * rs.headDim()));  // out [2, b, hk, t, d]: dk's plane, then dv's
+        a.add(new Step.Ptr(cx.transientBuf(ringBytes), ringBytes));
+        a.add(new Step.I64(plane));
         a.add(ptr(dq));
         a.add(new Step.Ptr(sync, flags * 4));
         cx.launch(rs, a);
+    }
+
+    /**
+     * grad_kv's arguments up to its strides (GRAD_KV_DS's and GRAD_KV_DQ's first ones): q, k, v, dy, lse,
+     * delta, out, heads, seq_q, seq_k, then the (b, h, s) strides of q, k, v and dy.
+     */
+    private static List<Step.Arg> gradKvArgs(View q, View k, View v, View dy, View lse, Step.Ptr delta, Step.Ptr out, int h, int s, int t) {
+        List<Step.Arg> a = new ArrayList<>(List.of(ptr(q), ptr(k), ptr(v), ptr(dy), ptr(lse), delta, out,
+                new Step.I32(h), new Step.I32(s), new Step.I32(t)));
+        strides(a, q, k, v, dy);
+        return a;
     }
 
     /**

@@ -11,9 +11,10 @@ import dev.lantern.kernel.Operand;
  * When attention's dq comes from the dS tiles grad_kv writes ({@link AttentionBackwardSpec#dsPath}):
  * autodiff writes attention_grad_q just before attention_grad_kv over the same operands; on a GPU
  * with wgmma, at head_dim 128 in bf16/f16 without a mask, grad_q's write is deferred to grad_kv's
- * launch when {@link DeferredWrite#partner} says it is safe. grad_kv then writes each tile's dS
- * (GRAD_KV_DS) and DQ_DS sums dq = scale · dS K from them: one product where GRAD_Q recomputes
- * three. No atomics, a fixed order: strict mode takes it too.
+ * launch when {@link DeferredWrite#partner} says it is safe. grad_kv then writes each tile's dS and
+ * dq = scale · dS K is summed from them: one product where GRAD_Q recomputes three. Both run in one
+ * launch through a ring of dS slots (GRAD_KV_DQ, {@link #ring}), or per chunk of the batch as
+ * GRAD_KV_DS then DQ_DS ({@link #chunkBatches}). No atomics, a fixed order: strict mode takes it too.
  */
 final class DsDq {
     private DsDq() {}
