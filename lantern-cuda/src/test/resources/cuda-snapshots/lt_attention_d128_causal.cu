@@ -120,6 +120,7 @@ __device__ __forceinline__ void lt_cp_async16(unsigned dst, const void* src, boo
 __device__ __forceinline__ void lt_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void lt_cp_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 __device__ __forceinline__ void lt_cp_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void lt_cp_wait_n() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
 __device__ __forceinline__ void lt_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void lt_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void lt_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory"); }
@@ -148,15 +149,30 @@ __device__ __forceinline__ unsigned lt_pack(float lo, float hi) {
   __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<unsigned*>(&h);
 }
-// ROWS x 128 tile of rows row0.. of g (row stride in elements) into smem at sbase as [2][ROWS][64], SW128
+// ROWS x 128 tile of rows row0.. of g (row stride in elements) into smem at sbase as [2][ROWS][64], SW128.
+// Thread tid copies 16-byte chunk c = tid % 16 of rows tid / 16 + STEP k: one 64-bit product for its first row, then
+// a pointer step per copy (with STEP a multiple of 8 the swizzle, row & 7, is the same for all its rows); only a tile
+// that runs past nrows tests its rows
 template <int ROWS, int NT = THREADS>
 __device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, int row0, int nrows, int tid) {
-  #pragma unroll
-  for (int it = 0; it < ROWS * 16 / NT; ++it) {
-    const int i = tid + it * NT, r = i >> 4, c = i & 15;
-    const bool ok = row0 + r < nrows;
-    const T* src = g + (ok ? (long long) (row0 + r) * stride : 0LL) + c * 8;
-    lt_cp_async16(sbase + (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4), src, ok);
+  constexpr int STEP = NT / 16;
+  const int r0 = tid >> 4, c = tid & 15;
+  const char* src = reinterpret_cast<const char*>(g + (long long) (row0 + r0) * stride + c * 8);
+  const long long step = STEP * stride * (long long) sizeof(T);
+  if (row0 + ROWS <= nrows) {
+    #pragma unroll
+    for (int it = 0; it < ROWS * 16 / NT; ++it) {
+      const int r = r0 + it * STEP, sw = STEP % 8 == 0 ? (r0 & 7) : (r & 7);
+      lt_cp_async16(sbase + (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ sw) << 4), src + it * step, true);
+    }
+  }
+  else {
+    #pragma unroll
+    for (int it = 0; it < ROWS * 16 / NT; ++it) {
+      const int r = r0 + it * STEP, sw = STEP % 8 == 0 ? (r0 & 7) : (r & 7);
+      const bool ok = row0 + r < nrows;
+      lt_cp_async16(sbase + (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ sw) << 4), ok ? src + it * step : reinterpret_cast<const char*>(g), ok);
+    }
   }
 }
 

@@ -40,7 +40,18 @@ final class AttentionBackwardRingRenderer {
         this.spec = spec;
         this.target = target;
         this.t = CudaPrelude.cType(spec.dtype());
+        this.dqStages = Integer.getInteger("lantern.attention.backward.dqStages", DQ_STAGES);
+        if (dqStages < 2 || AttentionDqFromDsRenderer.stagedSharedBytes(dqStages, 1) > target.sharedBytesPerBlock()) {
+            throw new CodegenException(spec.name() + ": lantern.attention.backward.dqStages must be 2 or more and fit in shared memory, got " + dqStages);
+        }
     }
+
+    /**
+     * Buffers of dq's K tiles and dS fragments ({@code lantern.attention.backward.dqStages}): 3 or more
+     * take {@link AttentionDqFromDsRenderer#emitStagedBody}; 2 the register-prefetch body of DQ_DS.
+     */
+    static final int DQ_STAGES = 4;
+    private final int dqStages;
 
     /** CTAs of one unit: grad_kv's (64 keys each) and dq's (64 query rows of each query head of the group). */
     static long stride(AttentionBackwardSpec spec) {
@@ -140,14 +151,21 @@ final class AttentionBackwardRingRenderer {
                 e.line("lt_ring_wait(sync + u * kblocks, kblocks);  // every grad_kv CTA of the unit wrote its tiles");
                 e.block("", () -> {
                     e.line("const long long lt_blk = u * GROUP * qblocks + (r - kblocks);");
-                    dq.emitBody(e, "lt_blk", "(bh / GROUP) % RING * GROUP + bh % GROUP", "__ldcg", "dq_out");
+                    String slot = "(bh / GROUP) % RING * GROUP + bh % GROUP";
+                    if (dqStages >= 3) {
+                        dq.emitStagedBody(e, "lt_blk", slot, "dq_out", dqStages);
+                    } else {
+                        dq.emitBody(e, "lt_blk", slot, "__ldcg", "dq_out");
+                    }
                 });
                 e.line("lt_ring_signal(sync + units * kblocks + u * GROUP * qblocks + (r - kblocks));");
             });
         });
         e.line("#undef LT_KDESC");
+        e.line("#undef LT_KOFF");
         e.line("#undef LT_VDESC");
-        int smem = Math.max(kv.sharedBytes(), AttentionDqFromDsRenderer.sharedBytes());
+        int smem = Math.max(kv.sharedBytes(), dqStages >= 3 ? AttentionDqFromDsRenderer.stagedSharedBytes(dqStages, 1)
+                : AttentionDqFromDsRenderer.sharedBytes());
         long stride = stride(spec);
         LaunchRule rule = size -> LaunchConfig.linear((size.get(0) + lag) * stride, 128, smem);
         return new CudaKernelSource(spec.name(), e.text(), params, rule,

@@ -65,6 +65,50 @@ final class AttentionBackwardRows {
         e.line("lt_cp_commit();");
     }
 
+    /**
+     * grad_kv's walk as {@link #kvTileWalk} (the same tiles in the same order), for a loop that keeps
+     * the current tile's head and tile in {@code ch} and {@code ct} (advanced by {@link #kvTileNext})
+     * rather than dividing {@code it}: {@code issue(buf)} copies the next tile ({@code nh}, {@code nt})
+     * into buffer buf and loads its lse and delta into registers ({@code nL}, {@code nD}: threads
+     * below {@code tile}); {@code stage(buf)} stores them, lse·log2e, into fL and fD an iteration
+     * later, once the loads have landed, so no thread waits on them. Tile 0 is issued and committed here.
+     */
+    static void kvTileWalkCounted(CudaEmitter e, String tile, String stride) {
+        e.line("const int nq = (seq_q + " + tile + " - 1) / " + tile + ";");
+        e.line("const int qs = CAUSAL ? k0 / " + tile + " : 0;  // causal: the first tile that sees the block's first key");
+        e.line("const int per = nq > qs ? nq - qs : 0, total = GROUP * per;");
+        e.comment("the group's query heads in order, each head's query tiles in order: one fixed summation order; Q and dO");
+        e.comment("of the next tile (head nh, tile nt) land in the other buffer while this one (head ch, tile ct) is used");
+        e.line("int nh = 0, nt = 0, ch = 0, ct = 0;");
+        e.line("float nL = -LT_INF, nD = 0.f;  // the next tile's lse and delta of row tid, staged an iteration after their loads");
+        e.block("auto issue = [&](int buf)", () -> {
+            e.line("const long long hi = hk * GROUP + nh;");
+            e.line("const int i0 = (qs + nt) * " + tile + ";");
+            e.line("lt_load_tile<" + tile + ">(sQ + buf * " + stride + ", q + bi * q_sb + hi * q_sh, q_ss, i0, seq_q, tid);");
+            e.line("lt_load_tile<" + tile + ">(sG + buf * " + stride + ", dy + bi * dy_sb + hi * dy_sh, dy_ss, i0, seq_q, tid);");
+            e.block("if (tid < " + tile + ")", () -> {
+                e.line("const int row = i0 + tid;");
+                e.line("const long long rb = (bi * heads + hi) * seq_q;");
+                e.line("nL = row < seq_q ? lse[rb + row] : -LT_INF;");
+                e.line("nD = row < seq_q ? delta[rb + row] : 0.f;");
+            });
+            e.line("if (++nt == per) { nt = 0; ++nh; }");
+        });
+        e.line(";");
+        e.block("auto stage = [&](int buf)", () -> e.block("if (tid < " + tile + ")", () -> {
+            e.line("fL[buf * " + tile + " + tid] = nL == -LT_INF ? LT_INF : nL * LOG2E;");
+            e.line("fD[buf * " + tile + " + tid] = nD;");
+        }));
+        e.line(";");
+        e.line("if (total > 0) issue(0);");
+        e.line("lt_cp_commit();");
+    }
+
+    /** The end of a {@link #kvTileWalkCounted} loop's body: the current tile's head and tile move on. */
+    static void kvTileNext(CudaEmitter e) {
+        e.line("if (++ct == per) { ct = 0; ++ch; }");
+    }
+
     /** grad_q's store: the thread's rows {@code row0 + 8h} of dq times the scale, D / 8 column pairs each. */
     static void storeDq(CudaEmitter e, String row0, String pack2, String vec2) {
         storeDq(e, row0, pack2, vec2, "out");

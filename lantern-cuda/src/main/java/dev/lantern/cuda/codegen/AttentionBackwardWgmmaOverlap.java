@@ -46,10 +46,11 @@ final class AttentionBackwardWgmmaOverlap {
      * (0.78 to 1.04 ms causal, H200, 2026-12-04).
      */
     static void kvOverlapped(CudaEmitter e, boolean writeDs) {
+        e.line("const unsigned long long dQb = lt_desc(cQ, 16, 1024), dGb = lt_desc(cG, 16, 1024), dQv = LT_VDESC(cQ), dGv = LT_VDESC(cG);");
         e.line("lt_wgmma_fence();");
-        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(st, LT_KDESC(sK, RBYTES / 2, kk), LT_KDESC(cQ, HALF, kk), kk > 0);"));
+        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(st, dKa + LT_KOFF(RBYTES / 2, kk), dQb + LT_KOFF(HALF, kk), kk > 0);"));
         e.line("lt_wgmma_commit();");
-        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(dpt, LT_KDESC(sV, RBYTES / 2, kk), LT_KDESC(cG, HALF, kk), kk > 0);"));
+        e.unrolled("kk", "8", () -> e.line("lt_wgmma_qk(dpt, dVa + LT_KOFF(RBYTES / 2, kk), dGb + LT_KOFF(HALF, kk), kk > 0);"));
         e.line("lt_wgmma_commit();");
         e.line("lt_wgmma_wait<1>();  // Sᵀ is ready; dPᵀ may still run");
         e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(st[n]);"));
@@ -57,7 +58,7 @@ final class AttentionBackwardWgmmaOverlap {
         e.line("unsigned pa[BC / 16][4], sa[BC / 16][4];");
         AttentionBackwardWgmmaRenderer.pack(e, "st", "pa");
         e.line("lt_wgmma_fence();");
-        e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dv, pa[j], LT_VDESC(cG + j * 2048), true);"));
+        e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dv, pa[j], dGv + j * 128, true);"));
         e.line("lt_wgmma_commit();");
         e.line("lt_wgmma_wait<1>();  // dPᵀ is ready; dV += Pᵀ dO may still run");
         e.unrolled("n", "BC / 8", () -> e.line("lt_reg_fence(dpt[n]);"));
@@ -75,13 +76,13 @@ final class AttentionBackwardWgmmaOverlap {
             });
         }
         e.line("lt_wgmma_fence();");
-        e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dk, sa[j], LT_VDESC(cQ + j * 2048), true);"));
+        e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dk, sa[j], dQv + j * 128, true);"));
         e.line("lt_wgmma_commit();");
         if (writeDs) {
             e.line("__syncwarp();");
             e.block("", () -> {
-                e.line("const int qt = qs + it % per;  // the tile's query tile, of the group's query head it / per");
-                e.line("uint4* __restrict__ dst = reinterpret_cast<uint4*>(ds) + ((dsUnit * GROUP + it / per) * dsTiles + lt_ds_row(qt, nkt) + kt) * 512"
+                e.line("const int qt = qs + ct;  // the tile's query tile, of the group's query head ch");
+                e.line("uint4* __restrict__ dst = reinterpret_cast<uint4*>(ds) + ((dsUnit * GROUP + ch) * dsTiles + lt_ds_row(qt, nkt) + kt) * 512"
                         + " + wi * 128 + lane;");
                 e.unrolled("qb", "4", () -> {
                     e.line("const int mi = lane >> 3;");

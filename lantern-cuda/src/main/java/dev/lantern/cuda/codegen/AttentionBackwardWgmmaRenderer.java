@@ -117,6 +117,7 @@ final class AttentionBackwardWgmmaRenderer {
             }
         });
         e.line("#undef LT_KDESC");
+        e.line("#undef LT_KOFF");
         e.line("#undef LT_VDESC");
         int smem = sharedBytes();
         LaunchRule rule = size -> LaunchConfig.linear(size.get(0) * ((size.get(1) + BM - 1) / BM), 128, smem);
@@ -140,6 +141,9 @@ final class AttentionBackwardWgmmaRenderer {
         WgmmaHelpers.emitKernelHelpers(e, TILE, false, mmaType, pack2, vec2);
         e.comment("A or B operand (K-major, SW128) of a 64-column-half tile: k-step kk of 16 dims, halves HALF_BYTES apart");
         e.line("#define LT_KDESC(base, half_bytes, kk) lt_desc((base) + ((kk) >> 2) * (half_bytes) + ((kk) & 3) * 32, 16, 1024)");
+        e.comment("the same operand's k-step kk as an offset (16-byte units) from the descriptor of its base: no carry leaves the");
+        e.comment("address field, as every tile lies below 256 KiB of shared memory");
+        e.line("#define LT_KOFF(half_bytes, kk) ((unsigned long long) ((((kk) >> 2) * (half_bytes) + ((kk) & 3) * 32) >> 4))");
         if (writesDs()) {
             AttentionDqFromDsRenderer.emitTileRow(e);
             AttentionBackwardWgmmaOverlap.emitDsHelpers(e);
@@ -225,16 +229,19 @@ final class AttentionBackwardWgmmaRenderer {
         e.line("float dk[16][4], dv[16][4];");
         e.unrolled("n", "16", () -> e.line("dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;"));
         e.line("const int krow = k0 + wi * 16 + g;  // this thread's keys: krow and krow + 8");
-        AttentionBackwardRows.kvTileWalk(e, "BC", "TBYTES");
+        AttentionBackwardRows.kvTileWalkCounted(e, "BC", "TBYTES");
+        e.comment("the operands' shared-memory descriptors, offsets added per k-step (LT_KOFF) and per 16 rows (128 = 2048 bytes)");
+        e.line("const unsigned long long dKa = lt_desc(sK, 16, 1024), dVa = lt_desc(sV, 16, 1024);");
         e.block("for (int it = 0; it < total; ++it)", () -> {
             e.line("const int buf = it & 1;");
             e.line("__syncthreads();  // every warp is done with tile it - 1 (its products were waited for), whose buffers tile it + 1 fills");
-            e.line("if (it + 1 < total) issue(it + 1, buf ^ 1);");
+            e.line("stage(buf);  // tile it's lse and delta, loaded while tile it - 1 ran");
+            e.line("if (it + 1 < total) issue(buf ^ 1);");
             e.line("lt_cp_commit();");
             e.line("lt_cp_wait_one();  // every group but the newest: tile it (and K, V) landed");
             e.line("lt_async_fence();  // ... and is visible to the tensor cores");
             e.line("__syncthreads();");
-            e.line("const int i0 = (qs + it % per) * BC;");
+            e.line("const int i0 = (qs + ct) * BC;");
             e.line("const unsigned cQ = sQ + buf * TBYTES, cG = sG + buf * TBYTES;");
             e.line("const float* cL = fL + buf * BC;");
             e.line("const float* cD = fD + buf * BC;");
@@ -242,17 +249,18 @@ final class AttentionBackwardWgmmaRenderer {
             e.line("const bool edge = k0 + BM > seq_k || (CAUSAL && i0 < k0 + BM);  // a ragged or diagonal tile");
             if (overlap || writesDs()) {
                 AttentionBackwardWgmmaOverlap.kvOverlapped(e, writesDs());
-                return;
+            } else {
+                scores(e, "st", "sK", "cQ", "dpt", "sV", "cG");
+                e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
+                    AttentionBackwardWgmmaOverlap.kvProbability(e);
+                    e.line("dpt[n][i] = st[n][i] * (dpt[n][i] - cD[qi]);");
+                }));
+                e.line("unsigned pa[BC / 16][4], sa[BC / 16][4];");
+                pack(e, "st", "pa");
+                pack(e, "dpt", "sa");
+                gradients(e, new String[][] {{"dv", "pa", "cG"}, {"dk", "sa", "cQ"}});
             }
-            scores(e, "st", "sK", "cQ", "dpt", "sV", "cG");
-            e.unrolled("n", "BC / 8", () -> e.unrolled("i", "4", () -> {
-                AttentionBackwardWgmmaOverlap.kvProbability(e);
-                e.line("dpt[n][i] = st[n][i] * (dpt[n][i] - cD[qi]);");
-            }));
-            e.line("unsigned pa[BC / 16][4], sa[BC / 16][4];");
-            pack(e, "st", "pa");
-            pack(e, "dpt", "sa");
-            gradients(e, new String[][] {{"dv", "pa", "cG"}, {"dk", "sa", "cQ"}});
+            AttentionBackwardRows.kvTileNext(e);
         });
         AttentionBackwardRows.storeDkDv(e, pack2, vec2, writesDs());
     }

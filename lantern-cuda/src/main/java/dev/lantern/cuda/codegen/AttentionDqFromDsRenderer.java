@@ -83,28 +83,8 @@ final class AttentionDqFromDsRenderer {
      * tiles were written by the same launch).
      */
     void emitBody(CudaEmitter e, String blk, String dsHead, String load, String out) {
-        e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
-        e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
-        e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows (wi & 3)*16 + g (+8), columns 8n + 2 t4 (+1)");
-        e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem), sbase = (sraw + 1023u) & ~1023u;");
-        e.line("(void) SCALE_LOG2; (void) LOG2E;");
-        e.line("const int nqt = (seq_q + BM - 1) / BM, nkt = (seq_k + BC - 1) / BC;  // 64-row query tiles, 64-key tiles");
-        e.line("const int cblocks = (nqt + W - 1) / W;  // the CTAs of a head");
-        e.line("const long long bh = " + blk + " / cblocks;  // (batch, query head)");
-        e.line("const int cb = cblocks - 1 - (int) (" + blk + " % cblocks);  // heaviest causal block first");
-        e.line("const int qt = cb * W + (wi >> 2), q0 = qt * BM;  // this warpgroup's query tile (past nqt: no rows)");
-        e.line("const int lastQt = min(cb * W + W, nqt) - 1;  // the CTA's last query tile with rows");
-        e.line("const long long bi = bh / heads, hi = bh % heads, hkv = hi / GROUP;");
-        e.line("const T* __restrict__ kb = k + bi * k_sb + hkv * k_sh;");
-        e.comment("causal: key tiles past a block's last query hold no dS; the CTA walks its last warpgroup's tiles");
-        e.line("const int nk = CAUSAL ? min(nkt, lastQt + 1) : nkt;");
-        e.line("const int nkw = qt >= nqt ? 0 : CAUSAL ? min(nkt, qt + 1) : nkt;  // this warpgroup's");
-        e.line("const uint4* __restrict__ dsb = reinterpret_cast<const uint4*>(ds) + ((" + dsHead + ") * lt_ds_row(nqt, nkt) + lt_ds_row(min(qt, nqt), nkt)) * 512"
-                + " + (tid & 127);");
+        emitRoles(e, blk, dsHead);
         e.line("const unsigned sK = sbase;  // two buffers of K's tile");
-        e.line("const int qrow = q0 + (wi & 3) * 16 + g;  // this thread's rows: qrow and qrow + 8");
-        e.line("float dq[16][4];");
-        e.unrolled("n", "16", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
         e.line("uint4 nx[4];  // the next tile's fragments, loaded a tile ahead");
         e.unrolled("p", "4", () -> e.line("nx[p] = nkw > 0 ? " + load + "(dsb + p * 128) : make_uint4(0u, 0u, 0u, 0u);"));
         e.line("if (nk > 0) lt_load_tile<BC>(sK, kb, k_ss, 0, seq_k, tid);");
@@ -132,6 +112,86 @@ final class AttentionDqFromDsRenderer {
         });
         e.line("lt_cp_wait_all();");
         AttentionBackwardRows.storeDq(e, "qrow", pack2, vec2, out);
+    }
+
+    /** The thread roles, the CTA's head and query tile, dsb (this thread's chunk of its first dS tile), qrow and dq = 0. */
+    private void emitRoles(CudaEmitter e, String blk, String dsHead) {
+        e.line("extern __shared__ __align__(1024) unsigned char lt_smem[];");
+        e.line("const int tid = threadIdx.x, lane = tid & 31, wi = tid >> 5;");
+        e.line("const int g = lane >> 2, t4 = lane & 3;  // accumulator roles: rows (wi & 3)*16 + g (+8), columns 8n + 2 t4 (+1)");
+        e.line("const unsigned sraw = (unsigned) __cvta_generic_to_shared(lt_smem), sbase = (sraw + 1023u) & ~1023u;");
+        e.line("(void) SCALE_LOG2; (void) LOG2E;");
+        e.line("const int nqt = (seq_q + BM - 1) / BM, nkt = (seq_k + BC - 1) / BC;  // 64-row query tiles, 64-key tiles");
+        e.line("const int cblocks = (nqt + W - 1) / W;  // the CTAs of a head");
+        e.line("const long long bh = " + blk + " / cblocks;  // (batch, query head)");
+        e.line("const int cb = cblocks - 1 - (int) (" + blk + " % cblocks);  // heaviest causal block first");
+        e.line("const int qt = cb * W + (wi >> 2), q0 = qt * BM;  // this warpgroup's query tile (past nqt: no rows)");
+        e.line("const int lastQt = min(cb * W + W, nqt) - 1;  // the CTA's last query tile with rows");
+        e.line("const long long bi = bh / heads, hi = bh % heads, hkv = hi / GROUP;");
+        e.line("const T* __restrict__ kb = k + bi * k_sb + hkv * k_sh;");
+        e.comment("causal: key tiles past a block's last query hold no dS; the CTA walks its last warpgroup's tiles");
+        e.line("const int nk = CAUSAL ? min(nkt, lastQt + 1) : nkt;");
+        e.line("const int nkw = qt >= nqt ? 0 : CAUSAL ? min(nkt, qt + 1) : nkt;  // this warpgroup's");
+        e.line("const uint4* __restrict__ dsb = reinterpret_cast<const uint4*>(ds) + ((" + dsHead + ") * lt_ds_row(nqt, nkt) + lt_ds_row(min(qt, nqt), nkt)) * 512"
+                + " + (tid & 127);");
+        e.line("const int qrow = q0 + (wi & 3) * 16 + g;  // this thread's rows: qrow and qrow + 8");
+        e.line("float dq[16][4];");
+        e.unrolled("n", "16", () -> e.line("dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;"));
+    }
+
+    /**
+     * As {@link #emitBody}, the tiles through {@code stages} buffers of shared memory (cp.async, one
+     * barrier a tile): K's tile and the warpgroups' dS fragments of tile kt + stages − 1 are copied
+     * while tile kt's product runs, so the copies' latency (dS from memory, K from L2) is hidden by
+     * more than one tile's product. dS is read with cp.async.cg (L2, as {@code __ldcg}). Shared memory:
+     * {@link #stagedSharedBytes}.
+     */
+    void emitStagedBody(CudaEmitter e, String blk, String dsHead, String out, int stages) {
+        emitRoles(e, blk, dsHead);
+        e.linef("constexpr int S = %d;  // buffers of K's tile and of the dS fragments", stages);
+        e.line("const unsigned sK = sbase, sD = sbase + S * TBYTES;  // [S] K tiles; [S][W][4 k-steps][128 threads] 16-byte fragments");
+        e.line("const int wg = wi >> 2, lt = tid & 127;");
+        e.block("auto stage = [&](int kt)", () -> {
+            e.line("const int b = kt % S;");
+            e.line("lt_load_tile<BC>(sK + b * TBYTES, kb, k_ss, kt * BC, seq_k, tid);");
+            e.block("if (kt < nkw)", () -> e.unrolled("p", "4", () ->
+                    e.line("lt_cp_async16(sD + ((b * W + wg) * 512 + p * 128 + lt) * 16, dsb + kt * 512 + p * 128, true);")));
+        });
+        e.line(";");
+        e.unrolled("s", "S - 1", () -> {
+            e.line("if (s < nk) stage(s);");
+            e.line("lt_cp_commit();");
+        });
+        e.line("const uint4* fD = reinterpret_cast<const uint4*>(lt_smem + (sD - sraw));");
+        e.block("for (int kt = 0; kt < nk; ++kt)", () -> {
+            e.line("lt_cp_wait_n<S - 2>();  // every group but the S - 2 newest: tile kt landed");
+            e.line("lt_async_fence();");
+            e.line("__syncthreads();  // ... for every thread; and every warp is done with tile kt - 1, whose buffers tile kt + S - 1 fills");
+            e.line("if (kt + S - 1 < nk) stage(kt + S - 1);");
+            e.line("lt_cp_commit();");
+            e.comment("nkw is the same for the whole warpgroup: its wgmma runs on every thread of it or on none");
+            e.block("if (kt < nkw)", () -> {
+                e.line("const int b = kt % S;");
+                e.line("unsigned a[4][4];");
+                e.unrolled("p", "4", () -> {
+                    e.line("const uint4 f = fD[(b * W + wg) * 512 + p * 128 + lt];");
+                    e.line("a[p][0] = f.x; a[p][1] = f.y; a[p][2] = f.z; a[p][3] = f.w;");
+                });
+                e.line("const unsigned long long dKv = LT_VDESC(sK + b * TBYTES);");
+                e.line("lt_wgmma_fence();");
+                e.unrolled("j", "BC / 16", () -> e.line("lt_wgmma_pv(dq, a[j], dKv + j * 128, true);"));
+                e.line("lt_wgmma_commit();");
+                e.line("lt_wgmma_wait<0>();");
+                e.unrolled("n", "16", () -> e.line("lt_reg_fence(dq[n]);"));
+            });
+        });
+        e.line("lt_cp_wait_all();");
+        AttentionBackwardRows.storeDq(e, "qrow", pack2, vec2, out);
+    }
+
+    /** Shared memory of {@link #emitStagedBody} with {@code warpgroups} a CTA: the stages' K tiles and dS fragments, 1 KiB of slack. */
+    static int stagedSharedBytes(int stages, int warpgroups) {
+        return stages * (TILE * 256 + warpgroups * 4 * 128 * 16) + 1024;
     }
 
     List<KernelParam> params() {

@@ -120,6 +120,7 @@ final class AttentionParams {
         if (waitOne) {
             e.line("__device__ __forceinline__ void lt_cp_wait_one() { asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\"); }");
         }
+        e.line("template <int N> __device__ __forceinline__ void lt_cp_wait_n() { asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N) : \"memory\"); }");
     }
 
     /** {@code lt_pack(lo, hi)}: two f32 rounded into one register of two 16-bit values. */

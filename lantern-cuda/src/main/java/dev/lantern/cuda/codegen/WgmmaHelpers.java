@@ -123,16 +123,27 @@ final class WgmmaHelpers {
         e.line(wgmmaAsm("lt_wgmma_pv", "float (&d)[16][4], const unsigned (&a)[4], unsigned long long db, bool acc",
                 128, mmaType, true, true));
         AttentionParams.emitPack(e, pack2, vec2);
-        e.comment("ROWS x 128 tile of rows row0.. of g (row stride in elements) into smem at sbase as [2][ROWS][64], SW128");
+        e.comment("ROWS x 128 tile of rows row0.. of g (row stride in elements) into smem at sbase as [2][ROWS][64], SW128.");
+        e.comment("Thread tid copies 16-byte chunk c = tid % 16 of rows tid / 16 + STEP k: one 64-bit product for its first row, then");
+        e.comment("a pointer step per copy (with STEP a multiple of 8 the swizzle, row & 7, is the same for all its rows); only a tile");
+        e.comment("that runs past nrows tests its rows");
         e.line("template <int ROWS, int NT = THREADS>");
         e.block("__device__ __forceinline__ void lt_load_tile(unsigned sbase, const T* __restrict__ g, long long stride, "
                 + "int row0, int nrows, int tid)", () -> {
-            e.unrolled("it", "ROWS * 16 / NT", () -> {
-                e.line("const int i = tid + it * NT, r = i >> 4, c = i & 15;");
+            e.line("constexpr int STEP = NT / 16;");
+            e.line("const int r0 = tid >> 4, c = tid & 15;");
+            e.line("const char* src = reinterpret_cast<const char*>(g + (long long) (row0 + r0) * stride + c * 8);");
+            e.line("const long long step = STEP * stride * (long long) sizeof(T);");
+            e.block("if (row0 + ROWS <= nrows)", () -> e.unrolled("it", "ROWS * 16 / NT", () -> {
+                e.line("const int r = r0 + it * STEP, sw = STEP % 8 == 0 ? (r0 & 7) : (r & 7);");
+                e.line("lt_cp_async16(sbase + (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ sw) << 4), src + it * step, true);");
+            }));
+            e.block("else", () -> e.unrolled("it", "ROWS * 16 / NT", () -> {
+                e.line("const int r = r0 + it * STEP, sw = STEP % 8 == 0 ? (r0 & 7) : (r & 7);");
                 e.line("const bool ok = row0 + r < nrows;");
-                e.line("const T* src = g + (ok ? (long long) (row0 + r) * stride : 0LL) + c * 8;");
-                e.line("lt_cp_async16(sbase + (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4), src, ok);");
-            });
+                e.line("lt_cp_async16(sbase + (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ sw) << 4), ok ? src + it * step : "
+                        + "reinterpret_cast<const char*>(g), ok);");
+            }));
         });
         e.blank();
     }

@@ -59,6 +59,28 @@ class AttentionBackwardRingTest {
     }
 
     @Test
+    void dqTakesItsTilesThroughStagedBuffersThatFitBesideGradKv() {
+        AttentionBackwardSpec spec = ring(16, 32, 1, 1024, 1024, true, DType.BF16, false);
+        CudaKernelSource staged = spec.render(CudaTarget.H200);
+        assertTrue(staged.source().contains("constexpr int S = " + AttentionBackwardRingRenderer.DQ_STAGES + ";"), "dq's staged body");
+        assertTrue(staged.launch().dynamicSharedBytes() >= AttentionDqFromDsRenderer.stagedSharedBytes(AttentionBackwardRingRenderer.DQ_STAGES, 1));
+        String key = "lantern.attention.backward.dqStages";
+        try {
+            System.setProperty(key, "2");
+            CudaKernelSource prefetch = spec.render(CudaTarget.H200);
+            assertTrue(prefetch.source().contains("uint4 nx[4];") && !prefetch.source().contains("lt_cp_wait_n<S - 2>"),
+                    "two stages: DQ_DS's register prefetch");
+            for (String bad : new String[] {"1", "12"}) {
+                System.setProperty(key, bad);
+                CodegenException e = assertThrows(CodegenException.class, () -> spec.render(CudaTarget.H200));
+                assertTrue(e.getMessage().contains("dqStages"), e.getMessage());
+            }
+        } finally {
+            System.clearProperty(key);
+        }
+    }
+
+    @Test
     void shapesOffTheWgmmaPathAreTypedErrors() {
         for (AttentionBackwardSpec spec : new AttentionBackwardSpec[] {ring(1, 2, 1, 64, 64, false, DType.F32, false),
                 ring(1, 2, 1, 64, 64, false, DType.BF16, true)}) {
