@@ -42,9 +42,7 @@ final class AttentionBackwardRows {
      * delta in fL and fD; tile 0 is issued and committed here.
      */
     static void kvTileWalk(CudaEmitter e, String tile, String stride) {
-        e.line("const int nq = (seq_q + " + tile + " - 1) / " + tile + ";");
-        e.line("const int qs = CAUSAL ? k0 / " + tile + " : 0;  // causal: the first tile that sees the block's first key");
-        e.line("const int per = nq > qs ? nq - qs : 0, total = GROUP * per;");
+        kvTileCounts(e, tile);
         e.comment("the group's query heads in order, each head's query tiles in order (tile it: head it / per): one fixed summation order;");
         e.comment("Q, dO, lse and delta of tile it + 1 land in the other buffer while tile it is used");
         e.block("auto issue = [&](int it, int buf)", () -> {
@@ -74,9 +72,7 @@ final class AttentionBackwardRows {
      * later, once the loads have landed, so no thread waits on them. Tile 0 is issued and committed here.
      */
     static void kvTileWalkCounted(CudaEmitter e, String tile, String stride) {
-        e.line("const int nq = (seq_q + " + tile + " - 1) / " + tile + ";");
-        e.line("const int qs = CAUSAL ? k0 / " + tile + " : 0;  // causal: the first tile that sees the block's first key");
-        e.line("const int per = nq > qs ? nq - qs : 0, total = GROUP * per;");
+        kvTileCounts(e, tile);
         e.comment("the group's query heads in order, each head's query tiles in order: one fixed summation order; Q and dO");
         e.comment("of the next tile (head nh, tile nt) land in the other buffer while this one (head ch, tile ct) is used");
         e.line("int nh = 0, nt = 0, ch = 0, ct = 0;");
@@ -107,6 +103,13 @@ final class AttentionBackwardRows {
     /** The end of a {@link #kvTileWalkCounted} loop's body: the current tile's head and tile move on. */
     static void kvTileNext(CudaEmitter e) {
         e.line("if (++ct == per) { ct = 0; ++ch; }");
+    }
+
+    /** grad_kv's tile counts: nq tiles of a head, the first one qs (causal), per a head, total over the group. */
+    private static void kvTileCounts(CudaEmitter e, String tile) {
+        e.line("const int nq = (seq_q + " + tile + " - 1) / " + tile + ";");
+        e.line("const int qs = CAUSAL ? k0 / " + tile + " : 0;  // causal: the first tile that sees the block's first key");
+        e.line("const int per = nq > qs ? nq - qs : 0, total = GROUP * per;");
     }
 
     /** grad_q's store: the thread's rows {@code row0 + 8h} of dq times the scale, D / 8 column pairs each. */
