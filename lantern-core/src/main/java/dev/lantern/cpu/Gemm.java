@@ -21,7 +21,7 @@ import static dev.lantern.cpu.GemmKernel.NR;
  *     packing costs O(MK + KN);
  * <li>tasks are (batch, MC-row block, column block: {@link GemmTiles}) tiles of C, handed out dynamically; per K
  *     block a task runs the MR × NR (8 × 2 vectors, 4 × 2 on AVX2) micro-kernel over its panels into a per-thread f32
- *     tile buffer (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 160 KB, in L2);
+ *     tile buffer (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 256 KB with 512-bit vectors, in L2);
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
  *     over the tile, still in L2, and stores to C in C's dtype.
  * </ol>
@@ -31,8 +31,15 @@ public final class Gemm {
     private Gemm() {}
 
     static final int KC = 256;
-    /** 160 rows (a multiple of MR = 4 or 8): the A block, MC × KC f32 = 160 KB, stays in L2. */
-    static final int MC = 160;
+    /**
+     * Rows of an A block (a multiple of MR): MC × KC f32 stays in L2 beside the MC × NC tile buffer,
+     * and each B panel fetched is reused by MC / MR micro-kernels. 256 with 512-bit vectors (256 KB
+     * + 512 KB; every AVX-512 core has at least 1 MB of L2): against 160, an M = 1024 GEMM fetches
+     * each B panel 4 times instead of 7, 1.02–1.08× faster on one core (GPT-2's shapes with a
+     * packed weight, 2026-12-04, in docs/cpu-backend.md). 160 on AVX2 (160 KB + 160 KB), whose
+     * cores may have 512 KB of L2.
+     */
+    static final int MC = MR == 8 ? 256 : 160;
     static final int NC = 16 * NR;
     /** How many tiles of C per thread {@link GemmTiles} aims at (with more than one thread; 2 measured the same). */
     static final long TILES_PER_THREAD = 4;
@@ -264,8 +271,8 @@ public final class Gemm {
         });
         // 2. tiles of C
         float[] biasF = Rows.vector(ep.bias());
-        // Row blocks of up to MC rows, even (a multiple of MR each): M = 128 is 2 × 66 rows, not
-        // 120 + 8, whose second tile ran a third of its micro-kernels on padding; columns: GemmTiles.
+        // Row blocks of up to MC rows, even (a multiple of MR each): M = 1100 is 4 × 224 + 204 rows, not
+        // 4 × 256 + 76, whose last block would run a short tile; columns: GemmTiles.
         int mTiles = (m + MC - 1) / MC;
         int mcBlock = ((m + mTiles - 1) / mTiles + MR - 1) / MR * MR;
         int[] cols = GemmTiles.columns(n, (long) batches * mTiles, CpuConfig.THREADS);
