@@ -21,7 +21,8 @@ import static dev.lantern.cpu.GemmKernel.NR;
  *     packing costs O(MK + KN);
  * <li>tasks are (batch, MC-row block, column block: {@link GemmTiles}) tiles of C, handed out dynamically; per K
  *     block a task runs the MR × NR (8 × 2 vectors, 4 × 2 on AVX2) micro-kernel over its panels into a per-thread f32
- *     tile buffer (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 256 KB with 512-bit vectors, in L2);
+ *     tile buffer (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 256 KB with 512-bit vectors, in L2),
+ *     touching the next panel ahead ({@link GemmTile});
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
  *     over the tile, still in L2, and stores to C in C's dtype.
  * </ol>
@@ -168,20 +169,6 @@ public final class Gemm {
         core(batches, matrixOf2(ab), ao, matrixOf2(bb), bo, null, matrixOf2(c), co, matrixOrNull(rb), ro, matrixOrNull(rb2), ro2, m, n, k, ep);
     }
 
-    private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
-
-    /** Per-thread buffers: [0] the C tile (MC × NC), [1..3] and [5] rows of max(KC, NC), [4] one packed panel. */
-    private static float[][] scratch() {
-        float[][] s = SCRATCH.get();
-        if (s == null) {
-            int rowLen = Math.max(KC, NC);
-            s = new float[][] {new float[MC * NC], new float[rowLen], new float[rowLen], new float[rowLen], new float[KC * Math.max(MR, NR)],
-                new float[rowLen]};
-            SCRATCH.set(s);
-        }
-        return s;
-    }
-
     /**
      * The calling thread's packing buffers, grown on demand and kept (a GEMM of the benchmark's
      * size packs 24 MB; reallocating that per call costs more than the packing itself). Native,
@@ -256,8 +243,8 @@ public final class Gemm {
                 GemmPacking.copyA(a, aDistinct[pi], i0, Math.min(64, mPad - i0), m, k, ap, Math.toIntExact(pi * aSize + (long) i0 * lda), lda);
                 return;
             }
-            float[] tmp = scratch()[1];
-            float[] panel = scratch()[4];
+            float[] tmp = GemmTile.scratch()[1];
+            float[] panel = GemmTile.scratch()[4];
             int t = task - aTasks;
             int g = t % bGroups;
             int kb = t / bGroups % kBlocks;
@@ -281,7 +268,7 @@ public final class Gemm {
             int nt = task % nTiles;
             int mt = task / nTiles % mTiles;
             int t = task / nTiles / mTiles;
-            tile(ap, (int) (aIndex[t] * aSize), lda, bp, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], res2, r2Off[t], biasF, ep,
+            GemmTile.run(ap, (int) (aIndex[t] * aSize), lda, bp, bIndex[t] * bSize, nPad, c, cOff[t], res, rOff[t], res2, r2Off[t], biasF, ep,
                     mt * mcBlock, Math.min(mcBlock, m - mt * mcBlock), cols[nt], cols[nt + 1] - cols[nt], k);
         });
     }
@@ -295,62 +282,6 @@ public final class Gemm {
         long[] d = new long[seen.size()];
         seen.forEach((off, i) -> d[i] = off);
         return d;
-    }
-
-    /** One (mc × nc) tile of C at (i0, j0): micro-kernels over the packed panels, then the epilogue. */
-    private static void tile(float[] ap, int aBase, int lda, MemorySegment bp, long bBase, int nPad,
-                             Matrix c, long cOff, Matrix res, long rOff, Matrix res2, long r2Off,
-                             float[] biasF, GemmEpilogue ep, int i0, int mc, int j0, int nc, int k) {
-        float[][] s = scratch();
-        float[] cbuf = s[0];
-        int mPanels = (mc + MR - 1) / MR;
-        int nPanels = (nc + NR - 1) / NR;
-        if (k == 0) {
-            Arrays.fill(cbuf, 0f);
-        }
-        int narrowRows = mc - (mPanels - 1) * MR;
-        int wide = GemmNarrowKernel.takes(narrowRows) ? mPanels - 1 : mPanels;
-        for (int k0 = 0; k0 < k; k0 += KC) {
-            int kc = Math.min(KC, k - k0);
-            int aBlock = aBase + i0 * lda + (GemmKernel.PACKED_A ? MR * k0 : k0);
-            long bBlock = bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR;
-            for (int jr = 0; jr < nPanels; jr++) {
-                for (int ir = 0; ir < wide; ir++) {
-                    GemmKernel.runPacked(ap, aBlock + ir * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, ir * MR * NC + jr * NR, NC, k0 > 0);
-                }
-            }
-            if (wide < mPanels) {
-                // the last A panel holds 1..4 real rows: two B panels at a time, no FMA on padding rows
-                int jr = 0;
-                for (; jr + 2 <= nPanels; jr += 2) {
-                    GemmNarrowKernel.run(narrowRows, ap, aBlock + wide * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc,
-                            cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
-                }
-                if (jr < nPanels) {
-                    GemmKernel.runPacked(ap, aBlock + wide * MR * lda, lda, bp, bBlock + (long) jr * kc * NR, kc, cbuf, wide * MR * NC + jr * NR, NC, k0 > 0);
-                }
-            }
-        }
-        // epilogue, row by row over the hot tile
-        float[] resRow = res == null ? null : s[2];
-        float[] res2Row = res2 == null ? null : s[5];
-        float[] outRow = s[3];
-        for (int i = 0; i < mc; i++) {
-            if (res != null) {
-                Convert.load(res.segment(), res.dtype(), rOff + res.offset() + (i0 + i) * res.rowStride() + j0 * res.colStride(), res.colStride(), resRow, 0, nc);
-            }
-            if (res2 != null) {
-                Convert.load(res2.segment(), res2.dtype(), r2Off + res2.offset() + (i0 + i) * res2.rowStride() + j0 * res2.colStride(),
-                        res2.colStride(), res2Row, 0, nc);
-            }
-            long cRow = cOff + c.offset() + (i0 + i) * c.rowStride() + j0 * c.colStride();
-            if (ep.isIdentity()) {
-                Convert.store(cbuf, i * NC, c.segment(), c.dtype(), cRow, c.colStride(), nc);
-            } else {
-                ep.apply(cbuf, i * NC, nc, biasF, j0, resRow, res2Row, outRow);
-                Convert.store(outRow, 0, c.segment(), c.dtype(), cRow, c.colStride(), nc);
-            }
-        }
     }
 
     /** Whether axes 0 .. rank−2 of v nest evenly, so that all its batch rows form one strided row axis. */

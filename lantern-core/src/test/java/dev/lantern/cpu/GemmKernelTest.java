@@ -1,5 +1,6 @@
 package dev.lantern.cpu;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -11,6 +12,8 @@ import java.util.SplittableRandom;
 
 import static dev.lantern.cpu.GemmKernel.MR;
 import static dev.lantern.cpu.GemmKernel.NR;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -26,11 +29,12 @@ class GemmKernelTest {
     @CsvSource({"scalar, 1, false, 1", "scalar, 37, true, 2", "scalar, 256, false, 3", "scalar, 255, true, 4",
             "packed4, 1, true, 9", "packed4, 67, false, 10", "packed4, 256, true, 11", "packed4, 193, false, 12",
             "packed8, 1, false, 13", "packed8, 97, true, 14", "packed8, 256, false, 15", "packed8, 211, true, 16",
-            "packed8, 41, false, 6", "packed8, 129, true, 8"})
+            "packed8, 41, false, 6", "packed8, 129, true, 8",
+            "touch8, 1, false, 17", "touch8, 97, true, 18", "touch8, 256, false, 19", "touch8, 211, true, 20"})
     void matchesTheFloat64Reference(String kernel, int kc, boolean accumulate, long seed) {
         int rows = switch (kernel) {
             case "packed4" -> 4;
-            case "packed8" -> 8;
+            case "packed8", "touch8" -> 8;
             default -> MR; // the scalar kernel's tile, rows read in place
         };
         SplittableRandom r = new SplittableRandom(seed);
@@ -68,6 +72,9 @@ class GemmKernelTest {
             }
             if (rows == 4) {
                 GemmKernel.vector4Packed(panel, ao, bp, bo * 4, kc, c, co, ldc, accumulate);
+            } else if (kernel.equals("touch8")) {
+                // touching B's own panel from its start: kc·8 bytes, inside it
+                GemmKernel.vector8PackedTouch(panel, ao, bp, bo * 4, kc, c, co, ldc, accumulate, bo * 4);
             } else {
                 GemmKernel.vector8Packed(panel, ao, bp, bo * 4, kc, c, co, ldc, accumulate);
             }
@@ -96,6 +103,43 @@ class GemmKernelTest {
             if (!inTile) {
                 assertTrue(Float.compare(c[i], before[i]) == 0, "rows=" + rows + ": element " + i + " outside the tile was written");
             }
+        }
+    }
+
+    /**
+     * The touching 8-row kernel computes exactly what the plain one does (GemmTile picks between them
+     * by position in the tile, so a row's bits must not depend on it), and its result carries the
+     * touched ints or-ed together: the loads really happen.
+     */
+    @Test
+    void theTouchingKernelIsBitIdenticalAndReadsWhatItTouches() {
+        SplittableRandom r = new SplittableRandom(23);
+        int kc = 173;
+        float[] panel = new float[8 * kc];
+        for (int i = 0; i < panel.length; i++) {
+            panel[i] = (float) r.nextGaussian();
+        }
+        MemorySegment bp = Arena.ofAuto().allocate(2L * kc * NR * 4, 64);
+        for (long i = 0; i < (long) kc * NR; i++) {
+            bp.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) r.nextGaussian());
+        }
+        long next = (long) kc * NR * 4; // the "next panel": marked ints 8 bytes apart
+        int want = 0;
+        for (int p = 0; p < kc; p++) {
+            int mark = 1 << (p % 31);
+            bp.set(ValueLayout.JAVA_INT_UNALIGNED, next + 8L * p, mark);
+            want |= mark;
+        }
+        for (boolean accumulate : new boolean[] {false, true}) {
+            float[] plain = new float[8 * 3 * NR];
+            float[] touched = new float[8 * 3 * NR];
+            for (int i = 0; i < plain.length; i++) {
+                plain[i] = touched[i] = (float) r.nextGaussian();
+            }
+            GemmKernel.vector8Packed(panel, 0, bp, 0, kc, plain, NR, 3 * NR, accumulate);
+            int got = GemmKernel.vector8PackedTouch(panel, 0, bp, 0, kc, touched, NR, 3 * NR, accumulate, next);
+            assertArrayEquals(plain, touched, "accumulate=" + accumulate);
+            assertEquals(want, got, "the or of the touched ints");
         }
     }
 }

@@ -17,7 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 /**
  * GEMM against a weight packed once ({@link PackedWeight}): the float64 reference on seeded
  * inputs, shapes whose M, N and K no tile divides (primes, M = 1..16 as in decode), B stored
- * plain or transposed and in bf16; and bit-identical to the unpacked GEMM (same panels, same K order).
+ * plain or transposed and in bf16, K blocks whose next is short (the tile touches the next B panel
+ * ahead: {@link GemmTile}); and bit-identical to the unpacked GEMM (same panels, same K order).
  */
 class PackedWeightTest {
 
@@ -25,7 +26,10 @@ class PackedWeightTest {
     @CsvSource({
             "f32, 1, 768, 97, false, 1", "f32, 2, 257, 33, true, 2", "f32, 3, 31, 61, false, 3", "f32, 5, 513, 7, true, 4",
             "f32, 7, 300, 131, false, 5", "f32, 11, 64, 1, false, 6", "f32, 13, 1, 67, true, 7", "f32, 16, 259, 95, false, 8",
-            "f32, 127, 263, 509, true, 9", "f32, 241, 97, 37, false, 10", "bf16, 9, 129, 71, true, 11", "f16, 17, 67, 45, false, 12"})
+            "f32, 127, 263, 509, true, 9", "f32, 241, 97, 37, false, 10", "bf16, 9, 129, 71, true, 11", "f16, 17, 67, 45, false, 12",
+            // K blocks whose next is short or ragged, where GemmTile touches the next panel ahead: a last
+            // block of 8 or 76 rows, and M = 8 (one toucher a panel) to 257 (past one A block)
+            "f32, 128, 264, 96, false, 13", "f32, 136, 1100, 80, false, 14", "f32, 257, 520, 65, true, 15", "f32, 8, 300, 33, false, 16"})
     void matchesTheFloat64Reference(String dtype, int m, int k, int n, boolean transB, long seed) {
         DType t = DType.parse(dtype);
         Tensor a = KernelTest.randn(DType.F32, seed, m, k);
