@@ -6,11 +6,11 @@ import static dev.lantern.cpu.GemmKernel.NR;
  * How {@link Gemm} splits C's columns into tiles: whole B panels (NR columns) per tile, at most
  * {@link Gemm#NC} columns (the tile buffer's width), spread as evenly as the panels allow.
  *
- * <p>With more than one thread the split aims at {@link Gemm#TILES_PER_THREAD} tiles per thread
+ * <p>With more than one thread the split aims at {@link Gemm#TILES_PER_THREAD} tile(s) per thread
  * and a tile count that the threads divide evenly: halving a 512-column block until there were
  * enough tiles gave GPT-2's 128 × 768 × 2304 projection 9 tiles of 256 columns, 5 on one thread and
  * 4 on the other (1.65× from 1 to 2 threads against 1.85–1.90× for its other GEMMs, 2026-12-03);
- * 8 tiles of 9 panels each balance. At one thread the fewest tiles that fit are taken: narrower
+ * 6 tiles of 12 panels each balance. At one thread the fewest tiles that fit are taken: narrower
  * tiles only stream A more often (cpu-small 6.6 % and encoder-small 5 % less CPU per forward than
  * with the multi-thread split, 2026-12-02).
  */
