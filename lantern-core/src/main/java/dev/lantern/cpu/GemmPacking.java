@@ -1,5 +1,7 @@
 package dev.lantern.cpu;
 
+import dev.lantern.ir.DType;
+
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
@@ -45,7 +47,13 @@ final class GemmPacking {
      */
     private static void packA(Gemm.Matrix a, long aOff, int i0, int rows, int m, int k, float[] ap, int base, int lda) {
         float[] block = row(MR * k);
+        boolean direct = PanelTranspose.AVAILABLE && a.dtype() == DType.F32 && a.colStride() == 1;
         for (int r0 = 0; r0 < rows; r0 += MR) {
+            if (direct && i0 + r0 + MR <= m) {
+                // eight whole f32 rows, contiguous: transposed straight from the tensor
+                PanelTranspose.fromRows(a.segment(), 4 * (aOff + a.offset() + (i0 + r0) * a.rowStride()), 4 * a.rowStride(), k, ap, base + r0 * lda);
+                continue;
+            }
             for (int r = 0; r < MR; r++) {
                 int i = i0 + r0 + r;
                 if (i < m) {

@@ -35,4 +35,39 @@ class GemmPackingTest {
             prev = ld;
         }
     }
+
+    /**
+     * PanelTranspose (eight f32 rows straight from a native segment, 16 columns a step by permutes)
+     * gives the panel's definition, dst[at + 8p + r] = row r's column p, for widths around the step
+     * (1, 15, 16, 17, 33, 256, 1029), rows at a padded byte stride and an offset, nothing written
+     * outside the panel.
+     */
+    @Test
+    void eightRowsTransposeStraightFromTheTensorIntoAPanel() {
+        SplittableRandom r = new SplittableRandom(31);
+        for (int cols : new int[] {1, 15, 16, 17, 33, 256, 1029}) {
+            int ld = cols + 3;
+            long off = 5;
+            java.lang.foreign.MemorySegment seg = java.lang.foreign.Arena.ofAuto().allocate((off + 8L * ld) * 4, 64);
+            for (long i = 0; i < off + 8L * ld; i++) {
+                seg.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, (float) r.nextGaussian());
+            }
+            int at = 7;
+            float[] dst = new float[at + 8 * cols + 9];
+            java.util.Arrays.fill(dst, Float.NaN);
+            PanelTranspose.fromRows(seg, 4 * off, 4L * ld, cols, dst, at);
+            for (int p = 0; p < cols; p++) {
+                for (int row = 0; row < 8; row++) {
+                    float want = seg.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, off + (long) row * ld + p);
+                    assertEquals(want, dst[at + 8 * p + row], "cols=" + cols + " p=" + p + " r=" + row);
+                }
+            }
+            for (int i = 0; i < at; i++) {
+                assertEquals(Float.NaN, dst[i], "cols=" + cols + ": written before the panel at " + i);
+            }
+            for (int i = at + 8 * cols; i < dst.length; i++) {
+                assertEquals(Float.NaN, dst[i], "cols=" + cols + ": written past the panel at " + i);
+            }
+        }
+    }
 }
