@@ -161,8 +161,10 @@ final class GemmKernel {
      * the tile reads next arrives while this one is computed ({@link GemmTile}). The loads' values are
      * or-ed into the result, which the caller keeps so that the JIT keeps the loads; C is the same,
      * bit for bit, as {@link #vector8Packed}'s. A plain load, since Java has no prefetch instruction;
-     * one a step keeps the loop the shape C2 schedules well (a load every 8 steps in a nested or
-     * unrolled loop, tried the same day, made the kernel itself 5–10 % slower). b and touch are byte
+     * one a step keeps the loop the shape C2 schedules well (a load every 8 steps in a nested loop
+     * made the kernel itself 20–25 % slower, in a loop unrolled by hand 5–10 %, tried the same day).
+     * It stays a copy of {@link #vector8Packed} rather than the one kernel: the load a step would
+     * then run in every micro-kernel, also where there is nothing to touch. b and touch are byte
      * offsets into bp.
      */
     static int vector8PackedTouch(float[] a, int ai, MemorySegment bp, long b, int kc, float[] c, int co, int ldc, boolean accumulate,
@@ -172,8 +174,8 @@ final class GemmKernel {
         if (accumulate) {
             c00 = FloatVector.fromArray(F, c, co);
             c01 = FloatVector.fromArray(F, c, co + w);
-            c10 = FloatVector.fromArray(F, c, co + 1 * ldc);
-            c11 = FloatVector.fromArray(F, c, co + 1 * ldc + w);
+            c10 = FloatVector.fromArray(F, c, co + ldc);
+            c11 = FloatVector.fromArray(F, c, co + ldc + w);
             c20 = FloatVector.fromArray(F, c, co + 2 * ldc);
             c21 = FloatVector.fromArray(F, c, co + 2 * ldc + w);
             c30 = FloatVector.fromArray(F, c, co + 3 * ldc);
@@ -196,8 +198,7 @@ final class GemmKernel {
             final int i = ai + 8 * p;
             FloatVector b0 = FloatVector.fromMemorySegment(F, bp, b, LE);
             FloatVector b1 = FloatVector.fromMemorySegment(F, bp, b + vb, LE);
-            FloatVector x;
-            x = FloatVector.broadcast(F, a[i + 0]);
+            FloatVector x = FloatVector.broadcast(F, a[i]);
             c00 = x.fma(b0, c00);
             c01 = x.fma(b1, c01);
             x = FloatVector.broadcast(F, a[i + 1]);
@@ -224,8 +225,8 @@ final class GemmKernel {
         }
         c00.intoArray(c, co);
         c01.intoArray(c, co + w);
-        c10.intoArray(c, co + 1 * ldc);
-        c11.intoArray(c, co + 1 * ldc + w);
+        c10.intoArray(c, co + ldc);
+        c11.intoArray(c, co + ldc + w);
         c20.intoArray(c, co + 2 * ldc);
         c21.intoArray(c, co + 2 * ldc + w);
         c30.intoArray(c, co + 3 * ldc);

@@ -35,13 +35,16 @@ final class GemmTile {
 
     private static final ThreadLocal<float[][]> SCRATCH = new ThreadLocal<>();
 
-    /** Per-thread buffers: [0] the C tile (MC × NC), [1..3] and [5] rows of max(KC, NC), [4] one packed panel. */
+    /**
+     * Per-thread buffers: [0] the C tile (MC × NC), [1..3] and [5] rows of max(KC, NC), [4] one packed
+     * panel, [6] one float where a tile leaves its touches' values.
+     */
     static float[][] scratch() {
         float[][] s = SCRATCH.get();
         if (s == null) {
             int rowLen = Math.max(KC, NC);
             s = new float[][] {new float[MC * NC], new float[rowLen], new float[rowLen], new float[rowLen], new float[KC * Math.max(MR, NR)],
-                new float[rowLen]};
+                new float[rowLen], new float[1]};
             SCRATCH.set(s);
         }
         return s;
@@ -109,7 +112,7 @@ final class GemmTile {
                 }
             }
         }
-        s[4][0] = sink; // the touches' values, kept so that the JIT keeps the loads
+        s[6][0] = sink; // the touches' values, kept so that the JIT keeps the loads
         // epilogue, row by row over the hot tile
         float[] resRow = res == null ? null : s[2];
         float[] res2Row = res2 == null ? null : s[5];
