@@ -25,12 +25,22 @@ import java.util.function.LongConsumer;
  * with the executor's per-kernel profile on ({@link CompiledCpuExecutor#profiling}): the step table,
  * each kernel's mean wall time per forward and its share of the profiled forward. The timed rounds
  * run with the profile off, so the headline figure carries no clock reads.
+ *
+ * <p>With PyTorch in the rounds, each timed forward follows untimed forwards of its own side for at
+ * least {@link #LEAD_IN_NANOS}: PyTorch's OpenMP workers spin for milliseconds after its forward
+ * (libgomp's default; ten of them on the AMD host), and on a 2-core machine that took a core from
+ * whichever side ran next. Turning the spin off (OMP_WAIT_POLICY=PASSIVE) slowed PyTorch's own
+ * forward by 1.7x, and waiting for it to stop left the next side to start on idle cores; a lead-in
+ * times every side as a serving loop runs it, after its own forward.
  */
 public final class CpuBench {
     private CpuBench() {}
 
     /** Least warm-up time (both sides together) before timing, whatever {@code warmups} says. */
     static final long WARM_NANOS = 5_000_000_000L;
+
+    /** Least time of a side's own untimed forwards before each of its timed ones, with PyTorch in the rounds. */
+    static final long LEAD_IN_NANOS = 20_000_000L;
 
     /** The agreement past which a model's figure is marked invalid (relative L2 error against ORT, in double). */
     public static final double MAX_REL_ERR = 1e-4;
@@ -135,21 +145,26 @@ public final class CpuBench {
                         tick.run();
                     }
                 }
+                boolean leadIn = torch != null;
+                Runnable lantern = () -> exec.run(in, outs);
                 for (int i = 0; i < rounds; i++) {
                     boolean lanternFirst = i % 2 == 0;
                     if (lanternFirst || ort == null) {
-                        lt[i] = time(() -> exec.run(in, outs), lc, i);
+                        lt[i] = time(lantern, lc, i, leadIn);
                         tick.run();
                     }
                     if (ort != null) {
-                        ot[i] = time(ort::run, oc, i);
+                        ot[i] = time(ort::run, oc, i, leadIn);
                         tick.run();
                         if (!lanternFirst) {
-                            lt[i] = time(() -> exec.run(in, outs), lc, i);
+                            lt[i] = time(lantern, lc, i, leadIn);
                             tick.run();
                         }
                     }
                     if (torch != null) {
+                        for (long t0 = System.nanoTime(); System.nanoTime() - t0 < LEAD_IN_NANOS; ) {
+                            torch.run();
+                        }
                         pt[i] = torch.run();
                         pc[i] = torch.lastCpuMs();
                         tick.run();
@@ -208,6 +223,14 @@ public final class CpuBench {
     }
 
     private static final java.lang.management.ThreadMXBean THREAD = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** Wall ms of one forward, after untimed ones for {@link #LEAD_IN_NANOS} when {@code leadIn}; its CPU ms on this thread into cpu[i]. */
+    static double time(Runnable r, double[] cpu, int i, boolean leadIn) {
+        for (long t0 = System.nanoTime(); leadIn && System.nanoTime() - t0 < LEAD_IN_NANOS; ) {
+            r.run();
+        }
+        return time(r, cpu, i);
+    }
 
     /** Wall ms of one forward; its CPU ms on this thread into cpu[i]. */
     static double time(Runnable r, double[] cpu, int i) {

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * ({@code scripts/bench/torch_peer.py}) built once and kept warm, asked for one forward at a time so
  * that its forwards interleave with Lantern's and ONNX Runtime's in the same rounds. The time is
  * measured in Python around the forward alone: the pipe's round trip is not in it. Python idles on
- * its pipe while the other sides run, so it takes no core from them.
+ * its pipe while the other sides run, but its OpenMP workers spin for milliseconds after a forward;
+ * {@link CpuBench} therefore leads each timed forward in with untimed ones of the same side.
  */
 public final class TorchPeer implements AutoCloseable {
     private final Process process;
