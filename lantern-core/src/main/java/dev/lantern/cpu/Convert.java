@@ -33,6 +33,13 @@ public final class Convert {
     private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(F.vectorBitSize() / 2));
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
+    /**
+     * Rows up to this many f32 elements are copied by a vector loop rather than {@link MemorySegment#copy}, whose
+     * checks cost about 30 ns a call: most of what the attention kernel spent packing a head's 64-float q, k and v
+     * rows (2026-12-04, AMD EPYC with AVX-512).
+     */
+    private static final int SHORT_ROW = 256;
+
     /** One element at element index {@code i}. */
     public static float get(MemorySegment s, DType t, long i) {
         return switch (t) {
@@ -61,6 +68,14 @@ public final class Convert {
     public static void load(MemorySegment s, DType t, long off, long stride, float[] dst, int d, int n) {
         if (stride == 0) {
             java.util.Arrays.fill(dst, d, d + n, get(s, t, off));
+        } else if (stride == 1 && t == DType.F32 && n <= SHORT_ROW && CpuConfig.VECTOR) {
+            int i = 0;
+            for (int bound = F.loopBound(n); i < bound; i += F.length()) {
+                FloatVector.fromMemorySegment(F, s, (off + i) * 4, LE).intoArray(dst, d + i);
+            }
+            for (; i < n; i++) {
+                dst[d + i] = s.getAtIndex(F32, off + i);
+            }
         } else if (stride == 1 && t == DType.F32) {
             MemorySegment.copy(s, F32, off * 4, dst, d, n);
         } else if (stride == 1 && t == DType.BF16) {
@@ -87,7 +102,15 @@ public final class Convert {
 
     /** Elements off, off+stride, ... = src[d .. d+n), rounded to the storage type. */
     public static void store(float[] src, int d, MemorySegment s, DType t, long off, long stride, int n) {
-        if (stride == 1 && t == DType.F32) {
+        if (stride == 1 && t == DType.F32 && n <= SHORT_ROW && CpuConfig.VECTOR) {
+            int i = 0;
+            for (int bound = F.loopBound(n); i < bound; i += F.length()) {
+                FloatVector.fromArray(F, src, d + i).intoMemorySegment(s, (off + i) * 4, LE);
+            }
+            for (; i < n; i++) {
+                s.setAtIndex(F32, off + i, src[d + i]);
+            }
+        } else if (stride == 1 && t == DType.F32) {
             MemorySegment.copy(src, d, s, F32, off * 4, n);
         } else if (stride == 1 && t == DType.BF16) {
             int i = 0;

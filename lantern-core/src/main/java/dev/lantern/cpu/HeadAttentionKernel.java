@@ -39,9 +39,14 @@ public final class HeadAttentionKernel {
         float[] out = new float[0];
         float[] qp = new float[0];   // a block's MR q rows as one packed A panel (GemmKernel.PACKED_A)
         float[] pp = new float[0];   // a block's MR probability rows as one packed A panel
+        float[] rows = new float[0]; // MR key rows, for their transpose into a kᵀ panel
+        float[] rot8 = new float[0]; // those rows transposed, [p·MR + r]
         final float[] lanes = new float[F.length()];
         MemorySegment panels = MemorySegment.NULL;
     }
+
+    /** MR lanes: one column of eight transposed key rows. */
+    private static final jdk.incubator.vector.VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
@@ -61,48 +66,76 @@ public final class HeadAttentionKernel {
         int ePad = (e + NR - 1) / NR * NR;
         int ldq = Gemm.lda(d);
         int lds = Gemm.lda(tPad);
-        Scratch sc = scratch(sPad * ldq, sPad * lds, Math.max(d, e), (long) Math.max(d, t) * NR, MR * ePad,
+        Scratch sc = scratch(sPad * ldq, sPad * lds, Math.max(d, e), (long) Math.max(d, t) * NR, (long) sPad * ePad,
                 (long) tPad * d + (long) ePad * t);
-        sc.qp = grow(sc.qp, (long) MR * d);
-        sc.pp = grow(sc.pp, (long) MR * t);
+        sc.qp = grow(sc.qp, (long) sPad * d);
+        sc.pp = grow(sc.pp, (long) sPad * t);
+        sc.rows = grow(sc.rows, (long) MR * d);
+        sc.rot8 = grow(sc.rot8, (long) MR * d);
         long kBase = 0;
         long vBase = (long) tPad * d;
         loadQ(q, batch, head, sc, ldq, cos, sin);
         packK(k, batch, kvHead, sc, kBase, cos, sin);
         packV(v, batch, kvHead, sc, vBase);
+        int blocks = sPad / MR;
         long[] os = out.strides();
         long outBase = out.offset() + batch * os[0] + head * os[1];
-        for (int i0 = 0; i0 < s; i0 += MR) {
-            int rows = Math.min(MR, s - i0);
-            int cols = causal ? Math.min(t, i0 + MR) : t;
-            int colPanels = (cols + NR - 1) / NR;
-            float[] qa = GemmKernel.PACKED_A ? GemmPacking.interleave(sc.q, i0 * ldq, ldq, d, sc.qp, 0) : sc.q;
-            int qo = GemmKernel.PACKED_A ? 0 : i0 * ldq;
-            for (int jp = 0; jp < colPanels; jp++) {
-                GemmKernel.runPacked(qa, qo, ldq, sc.panels, kBase + (long) jp * d * NR, d, sc.scores, i0 * lds + jp * NR, lds, false);
+        // S = q·kᵀ a panel of kᵀ at a time over every row block, so that the panel stays in L1 while the
+        // blocks' q panels stream past it (row block first, all of kᵀ went through L1 per block)
+        float[] qa = sc.q;
+        if (GemmKernel.PACKED_A) {
+            for (int b = 0; b < blocks; b++) {
+                GemmPacking.interleave(sc.q, b * MR * ldq, ldq, d, sc.qp, b * MR * d);
             }
-            for (int r = 0; r < rows; r++) {
-                int i = i0 + r;
-                int valid = causal ? Math.min(t, i + 1) : t;
-                int off = i * lds;
-                if (mask != null) {
-                    scaleRow(sc.scores, off, valid, scale);
-                    AttentionMask.addRow(mask, batch, head, i, 0, valid, sc.scores, off);
-                    softmax(sc.scores, off, valid, 1f, sc.lanes);
-                } else {
-                    softmax(sc.scores, off, valid, scale, sc.lanes);
-                }
-                Arrays.fill(sc.scores, off + valid, off + cols, 0f);
-            }
-            float[] pa = GemmKernel.PACKED_A ? GemmPacking.interleave(sc.scores, i0 * lds, lds, cols, sc.pp, 0) : sc.scores;
-            int po = GemmKernel.PACKED_A ? 0 : i0 * lds;
-            for (int jp = 0; jp < ePad / NR; jp++) {
-                GemmKernel.runPacked(pa, po, lds, sc.panels, vBase + (long) jp * t * NR, cols, sc.out, jp * NR, ePad, false);
-            }
-            for (int r = 0; r < rows; r++) {
-                Convert.store(sc.out, r * ePad, out.segment(), out.dtype(), outBase + (i0 + r) * os[2], os[3], e);
+            qa = sc.qp;
+        }
+        for (int jp = 0; jp < tPad / NR; jp++) {
+            for (int b = blocks - 1; b >= 0 && jp < colPanels(causal, t, b * MR); b--) {
+                int qo = GemmKernel.PACKED_A ? b * MR * d : b * MR * ldq;
+                GemmKernel.runPacked(qa, qo, ldq, sc.panels, kBase + (long) jp * d * NR, d, sc.scores, b * MR * lds + jp * NR, lds, false);
             }
         }
+        for (int i = 0; i < s; i++) {
+            int cols = causal ? Math.min(t, i / MR * MR + MR) : t;
+            int valid = causal ? Math.min(t, i + 1) : t;
+            int off = i * lds;
+            if (mask != null) {
+                scaleRow(sc.scores, off, valid, scale);
+                AttentionMask.addRow(mask, batch, head, i, 0, valid, sc.scores, off);
+                softmax(sc.scores, off, valid, 1f, sc.lanes);
+            } else {
+                softmax(sc.scores, off, valid, scale, sc.lanes);
+            }
+            Arrays.fill(sc.scores, off + valid, off + cols, 0f);
+        }
+        // out = P·v, likewise a panel of v at a time over every row block (a block's P panel runs over its causal columns only)
+        float[] pa = sc.scores;
+        if (GemmKernel.PACKED_A) {
+            for (int b = 0; b < blocks; b++) {
+                GemmPacking.interleave(sc.scores, b * MR * lds, lds, cols(causal, t, b * MR), sc.pp, b * MR * t);
+            }
+            pa = sc.pp;
+        }
+        for (int jp = 0; jp < ePad / NR; jp++) {
+            for (int b = 0; b < blocks; b++) {
+                int po = GemmKernel.PACKED_A ? b * MR * t : b * MR * lds;
+                GemmKernel.runPacked(pa, po, lds, sc.panels, vBase + (long) jp * t * NR, cols(causal, t, b * MR), sc.out,
+                        b * MR * ePad + jp * NR, ePad, false);
+            }
+        }
+        for (int i = 0; i < s; i++) {
+            Convert.store(sc.out, i * ePad, out.segment(), out.dtype(), outBase + i * os[2], os[3], e);
+        }
+    }
+
+    /** Columns of S a row block starting at row i0 computes: up to its last row's causal limit, else all t. */
+    private static int cols(boolean causal, int t, int i0) {
+        return causal ? Math.min(t, i0 + MR) : t;
+    }
+
+    /** kᵀ panels a row block starting at row i0 needs. */
+    private static int colPanels(boolean causal, int t, int i0) {
+        return (cols(causal, t, i0) + NR - 1) / NR;
     }
 
     /** q's rows (roped) into sc.q, row i at i·ldq; the rows up to the next multiple of MR are zero. */
@@ -132,22 +165,43 @@ public final class HeadAttentionKernel {
         float[] panel = sc.panel;
         for (int j0 = 0; j0 < t; j0 += NR) {
             int n = Math.min(NR, t - j0);
-            if (n < NR) {
-                Arrays.fill(panel, 0, d * NR, 0f);
-            }
-            for (int c = 0; c < n; c++) {
-                int j = j0 + c;
-                float[] src = sc.row;
-                Convert.load(k.segment(), k.dtype(), base + j * st[2], st[3], src, 0, d);
-                if (cos != null) {
-                    rope(src, sc.rot, 0, d, j, cos, sin);
-                    src = sc.rot;
+            if (PanelTranspose.AVAILABLE) {
+                // eight keys at a time: their rows transposed by permutes into [p·8 + r], then eight floats a
+                // step into the panel (a scalar store an element before: most of this kernel's packing time)
+                for (int c0 = 0; c0 < NR; c0 += MR) {
+                    for (int r = 0; r < MR; r++) {
+                        loadKey(k, base, st, j0 + c0 + r, t, d, sc.rows, r * d, cos, sin, sc);
+                    }
+                    PanelTranspose.fromRows(sc.rows, 0, d, d, sc.rot8, 0);
+                    for (int p = 0; p < d; p++) {
+                        FloatVector.fromArray(F8, sc.rot8, p * MR).intoArray(panel, p * NR + c0);
+                    }
                 }
-                for (int p = 0; p < d; p++) {
-                    panel[p * NR + c] = src[p];
+            } else {
+                if (n < NR) {
+                    Arrays.fill(panel, 0, d * NR, 0f);
+                }
+                for (int c = 0; c < n; c++) {
+                    loadKey(k, base, st, j0 + c, t, d, sc.row, 0, cos, sin, sc);
+                    for (int p = 0; p < d; p++) {
+                        panel[p * NR + c] = sc.row[p];
+                    }
                 }
             }
             MemorySegment.copy(panel, 0, sc.panels, Convert.F32, (at + (long) j0 * d) * 4, d * NR);
+        }
+    }
+
+    /** Key j's row (roped) into dst[o..o+d); zeros for j ≥ t. */
+    private static void loadKey(View k, long base, long[] st, int j, int t, int d, float[] dst, int o, float[] cos, float[] sin,
+                                Scratch sc) {
+        if (j >= t) {
+            Arrays.fill(dst, o, o + d, 0f);
+        } else if (cos == null) {
+            Convert.load(k.segment(), k.dtype(), base + j * st[2], st[3], dst, o, d);
+        } else {
+            Convert.load(k.segment(), k.dtype(), base + j * st[2], st[3], sc.rot, 0, d);
+            rope(sc.rot, dst, o, d, j, cos, sin);
         }
     }
 

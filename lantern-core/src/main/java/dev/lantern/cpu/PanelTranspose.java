@@ -99,4 +99,54 @@ final class PanelTranspose {
             }
         }
     }
+
+    /** As {@link #fromRows(MemorySegment, long, long, int, float[], int)}, rows r = 0..7 at {@code src[off + r·ld]}. */
+    static void fromRows(float[] src, int off, int ld, int cols, float[] dst, int at) {
+        int p = 0;
+        for (; p + 16 <= cols; p += 16, at += 128) {
+            int o = off + p;
+            // the permutes written out again, not shared with the segment form: a helper taking the eight
+            // vectors was not inlined by C2, and vectors passed to a call are boxed (3x slower)
+            FloatVector r0 = FloatVector.fromArray(F, src, o);
+            FloatVector r1 = FloatVector.fromArray(F, src, o + ld);
+            FloatVector r2 = FloatVector.fromArray(F, src, o + 2 * ld);
+            FloatVector r3 = FloatVector.fromArray(F, src, o + 3 * ld);
+            FloatVector r4 = FloatVector.fromArray(F, src, o + 4 * ld);
+            FloatVector r5 = FloatVector.fromArray(F, src, o + 5 * ld);
+            FloatVector r6 = FloatVector.fromArray(F, src, o + 6 * ld);
+            FloatVector r7 = FloatVector.fromArray(F, src, o + 7 * ld);
+            // rows paired: columns 0..7 (lo) and 8..15 (hi) of rows (0, 1), (2, 3), (4, 5), (6, 7)
+            FloatVector a0 = LO1.selectFrom(r0, r1);
+            FloatVector a1 = HI1.selectFrom(r0, r1);
+            FloatVector a2 = LO1.selectFrom(r2, r3);
+            FloatVector a3 = HI1.selectFrom(r2, r3);
+            FloatVector a4 = LO1.selectFrom(r4, r5);
+            FloatVector a5 = HI1.selectFrom(r4, r5);
+            FloatVector a6 = LO1.selectFrom(r6, r7);
+            FloatVector a7 = HI1.selectFrom(r6, r7);
+            // quadruples: columns 0..3, 4..7, 8..11, 12..15 of rows 0..3, then of rows 4..7
+            FloatVector b0 = LO2.selectFrom(a0, a2);
+            FloatVector b1 = HI2.selectFrom(a0, a2);
+            FloatVector b2 = LO2.selectFrom(a1, a3);
+            FloatVector b3 = HI2.selectFrom(a1, a3);
+            FloatVector b4 = LO2.selectFrom(a4, a6);
+            FloatVector b5 = HI2.selectFrom(a4, a6);
+            FloatVector b6 = LO2.selectFrom(a5, a7);
+            FloatVector b7 = HI2.selectFrom(a5, a7);
+            // all eight rows: two columns a vector, in panel order
+            LO4.selectFrom(b0, b4).intoArray(dst, at);
+            HI4.selectFrom(b0, b4).intoArray(dst, at + 16);
+            LO4.selectFrom(b1, b5).intoArray(dst, at + 32);
+            HI4.selectFrom(b1, b5).intoArray(dst, at + 48);
+            LO4.selectFrom(b2, b6).intoArray(dst, at + 64);
+            HI4.selectFrom(b2, b6).intoArray(dst, at + 80);
+            LO4.selectFrom(b3, b7).intoArray(dst, at + 96);
+            HI4.selectFrom(b3, b7).intoArray(dst, at + 112);
+        }
+        for (; p < cols; p++, at += 8) {
+            for (int r = 0; r < 8; r++) {
+                dst[at + r] = src[off + r * ld + p];
+            }
+        }
+    }
 }

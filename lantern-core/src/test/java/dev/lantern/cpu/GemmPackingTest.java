@@ -70,4 +70,34 @@ class GemmPackingTest {
             }
         }
     }
+
+    @Test
+    void eightRowsOfAnArrayTransposeIntoAPanelAsTheGatherDid() {
+        // the attention kernel's q, score and key rows: PanelTranspose on an array where vectors are 512 bits,
+        // GemmPacking.interleave's gathers or scalar loop elsewhere; either way dst[at + MR·p + r] = src[off + r·ld + p]
+        SplittableRandom r = new SplittableRandom(37);
+        for (int cols : new int[] {1, 15, 16, 17, 33, 64, 130}) {
+            int ld = cols + 5;
+            int off = 3;
+            float[] src = new float[off + GemmKernel.MR * ld];
+            for (int i = 0; i < src.length; i++) {
+                src[i] = (float) r.nextGaussian();
+            }
+            int at = 7;
+            float[] dst = new float[at + GemmKernel.MR * cols + 9];
+            java.util.Arrays.fill(dst, Float.NaN);
+            GemmPacking.interleave(src, off, ld, cols, dst, at);
+            for (int p = 0; p < cols; p++) {
+                for (int row = 0; row < GemmKernel.MR; row++) {
+                    assertEquals(src[off + row * ld + p], dst[at + GemmKernel.MR * p + row], "cols=" + cols + " p=" + p + " r=" + row);
+                }
+            }
+            for (int i = 0; i < at; i++) {
+                assertEquals(Float.NaN, dst[i], "cols=" + cols + ": written before the panel at " + i);
+            }
+            for (int i = at + GemmKernel.MR * cols; i < dst.length; i++) {
+                assertEquals(Float.NaN, dst[i], "cols=" + cols + ": written past the panel at " + i);
+            }
+        }
+    }
 }
