@@ -82,12 +82,55 @@ public record View(MemorySegment segment, DType dtype, long offset, Shape shape,
         return new View(segment, dtype, offset + start * strides[axis], shape.withDim(axis, end - start), strides);
     }
 
-    /** The same contiguous elements under another shape; only valid when {@link #isContiguous()}. */
+    /**
+     * The same elements, in row-major order, under another shape, without a copy: any shape when
+     * {@link #isContiguous()}; otherwise only when the strides allow it (a slice's rows split into heads),
+     * as {@code torch.Tensor.view} decides. Throws when they do not.
+     */
     public View reshape(Shape s) {
-        if (!isContiguous() || s.numel() != shape.numel()) {
+        if (s.numel() != shape.numel()) {
             throw new IllegalArgumentException("cannot reshape " + this + " to " + s);
         }
-        return of(segment, dtype, offset, s);
+        if (isContiguous()) {
+            return of(segment, dtype, offset, s);
+        }
+        long[] st = inPlaceStrides(s);
+        if (st == null) {
+            throw new IllegalArgumentException("cannot reshape " + this + " to " + s + " in place");
+        }
+        return new View(segment, dtype, offset, s, st);
+    }
+
+    /**
+     * Strides under which {@code s} reads these elements in row-major order, or null when none do: each run
+     * of axes that are contiguous among themselves (a chunk) must split or merge into whole axes of {@code s}.
+     */
+    private long[] inPlaceStrides(Shape s) {
+        int rank = shape.rank();
+        long[] out = new long[s.rank()];
+        int d = s.rank() - 1;
+        long base = strides[rank - 1];
+        long chunk = 1;
+        long viewed = 1;
+        for (int a = rank - 1; a >= 0; a--) {
+            chunk *= shape.dim(a);
+            if (a == 0 || (shape.dim(a - 1) != 1 && strides[a - 1] != chunk * base)) {
+                while (d >= 0 && (viewed < chunk || s.dim(d) == 1)) {
+                    out[d] = viewed * base;
+                    viewed *= s.dim(d);
+                    d--;
+                }
+                if (viewed != chunk) {
+                    return null;
+                }
+                if (a > 0) {
+                    base = strides[a - 1];
+                    chunk = 1;
+                    viewed = 1;
+                }
+            }
+        }
+        return d == -1 ? out : null;
     }
 
     /** Element {@code i} (row-major logical index) as a float: for tests and slow paths. */

@@ -5,6 +5,7 @@ import dev.lantern.cpu.PackedWeight;
 import dev.lantern.cpu.Elementwise;
 import dev.lantern.cpu.View;
 import dev.lantern.engine.cpu.FusedKernels;
+import dev.lantern.engine.cpu.SliceInPlace;
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.LanternException;
 import dev.lantern.ir.Node;
@@ -25,6 +26,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -52,6 +54,8 @@ public final class CompiledCpuExecutor implements AutoCloseable {
     private final Map<String, View> fixed = new HashMap<>();
     private final Map<String, Long> offsets = new HashMap<>();
     private final List<FusedKernels.Bound> bound = new ArrayList<>();
+    /** Slices read in place by their attention readers, not copied ({@link SliceInPlace}). */
+    private final Set<String> slicesInPlace;
     /** Per-kernel wall time summed over the profiled forwards; written only while {@link #profiling} is on. */
     private final long[] kernelNanos;
     private long profiledForwards;
@@ -80,6 +84,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             bound.add(FusedKernels.prepare(k));
         }
         this.kernelNanos = new long[model.kernels().size()];
+        this.slicesInPlace = SliceInPlace.of(graph, model.kernels());
     }
 
     /** Binds parameters by name (as {@code Model.parameters(seed)} returns them). Call before {@link #run}. */
@@ -220,6 +225,11 @@ public final class CompiledCpuExecutor implements AutoCloseable {
                 env.put(n.name(), View.of(t.dtype() == n.type().dtype() ? t : t.cast(n.type().dtype())).reshape(n.type().shape()));
             } else if (!n.op().isSource() && dev.lantern.kernel.KernelLowering.isFree(n, graph)) {
                 env.put(n.name(), EagerExecutor.freeView(n, env.get(n.input(0))));
+            } else if (slicesInPlace.contains(n.name())) {
+                View src = env.get(n.input(0));
+                int axis = n.attrs().getInt("axis", 0);
+                axis = axis < 0 ? axis + src.rank() : axis;
+                env.put(n.name(), src.slice(axis, n.attrs().getInt("start", 0), n.attrs().getInt("end", 0)));
             } else if (!n.op().isSource()) {
                 Tensor t = direct.get(n.name());
                 env.put(n.name(), t != null ? View.of(t).reshape(n.type().shape()) : arenaView(n.name(), n.type()));
@@ -231,8 +241,8 @@ public final class CompiledCpuExecutor implements AutoCloseable {
         int launched = 0;
         for (int i = 0; i < kernels.size(); i++) {
             Kernel k = kernels.get(i);
-            if (k.output().shape().numel() == 0) {
-                continue; // a zero-size value has nothing to compute
+            if (k.output().shape().numel() == 0 || slicesInPlace.contains(k.output().value())) {
+                continue; // a zero-size value has nothing to compute; a slice read in place is a view
             }
             launched++;
             List<View> in = new ArrayList<>(k.inputs().size());

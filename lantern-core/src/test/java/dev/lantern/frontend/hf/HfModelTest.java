@@ -95,6 +95,16 @@ class HfModelTest {
                 || n.op() == dev.lantern.ir.Op.GATHER && n.attrs().getInt("axis", 0) != 0), "no K/V head copies:\n" + m.graph());
     }
 
+    /** GPT-2's q, k and v column blocks reach the CPU attention as views of the q|k|v projection, not copies. */
+    @Test
+    void gpt2AttentionReadsQkvInPlace() throws Exception {
+        HfModel model = HfModel.open(HF.resolve("gpt2"));
+        dev.lantern.engine.CompiledModel m = dev.lantern.engine.Compiler.compile(model.graph(2, 8), CompileOptions.defaults());
+        long attentions = m.graph().nodes().stream().filter(n -> n.op() == dev.lantern.ir.Op.ATTENTION).count();
+        java.util.Set<String> inPlace = dev.lantern.engine.cpu.SliceInPlace.of(m.graph(), m.kernels());
+        assertEquals(3 * attentions, inPlace.size(), "q, k and v of every layer read in place: " + inPlace + "\n" + m.graph());
+    }
+
     /** BERT's padding mask (b, 1, 1, s) goes into the fused attention as its 4th input on the CPU. */
     @Test
     void bertAttentionTakesItsPaddingMask() throws Exception {
