@@ -13,15 +13,16 @@ import static dev.lantern.cpu.GemmKernel.NR;
 /**
  * One (batch, head) of attention straight on the GEMM micro-kernels, for the CPU's per-head strategy
  * (the engine's {@code HeadAttention}): q's rows (roped while copied) go into a heap array, k's rows
- * (roped) into native B panels (kᵀ), v's rows into native B panels; per block of MR query rows, the
- * block's q rows are interleaved into one packed A panel ({@link GemmKernel#PACKED_A}: 224 against 192
- * GFLOP/s for rows read in place, on an Intel Xeon with AVX-512), S = q·kᵀ into a thread-local (s, t)
- * score array, softmax of each row in place (scale, mask, causal limit), then the block's probability
- * rows interleaved the same way and P·V. The interleaves move MR·(d + cols) floats a block against
- * MR·cols·(d + e) FMAs.
+ * (roped) into native B panels (kᵀ, eight rows at a time transposed by {@link PanelTranspose}'s
+ * permutes), v's rows into native B panels; every block of MR query rows is interleaved into a packed
+ * A panel ({@link GemmKernel#PACKED_A}: 224 against 192 GFLOP/s for rows read in place, on an Intel
+ * Xeon with AVX-512); S = q·kᵀ runs a kᵀ panel at a time over every row block into a thread-local
+ * (s, t) score array; each row's softmax runs in place (scale, mask, causal limit); then the blocks'
+ * probability rows are interleaved the same way and P·V runs a v panel at a time over every block.
+ * The interleaves move s·(d + t) floats against s·t·(d + e) FMAs.
  *
  * <p>What it saves over two {@link Gemm#run} calls (JFR, cpu-small at one thread): no packing pass
- * over the whole of q or the scores (a block's interleave stays in L1), the rope copy vectorised instead of one {@link Convert#get} per element,
+ * through a shared heap copy of q or the scores, the rope copy vectorised instead of one {@link Convert#get} per element,
  * no heap segments fed to the GEMM ({@link GemmKernel}'s note), and under a causal mask only the
  * blocks at or left of the diagonal: a row block's scores stop at its last row's limit, and its
  * P·V runs over those columns only (about half the FMAs of both products at s = t).
