@@ -39,7 +39,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * what forwards read, so a weight changed in place after bind needs bind again.
  * {@link #run} then only builds the input views, walks the free views, runs the prepared kernels
  * and leaves the outputs in fresh tensors or in the caller's own (each output's kernel writes into
- * that tensor where it can, {@link #directOutputs}; the rest are copied out of the arena)
+ * that tensor where it can, {@link DirectOutputs}; the rest are copied out of the arena)
  * ({@link #run(Map, Map)}, which allocates nothing) (the arena is reused by the next forward, so one
  * executor runs one forward at a time: a second call while one runs, from another thread or
  * re-entered, is a typed error, as is any use after {@link #close}).
@@ -215,7 +215,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             }
         }
         Map<String, View> env = new HashMap<>(fixed);
-        Map<String, Tensor> direct = directOutputs(inputs, out);
+        Map<String, Tensor> direct = DirectOutputs.of(graph, model.source().outputs(), inputs, out);
         for (Node n : graph.nodes()) {
             if (n.op() == Op.INPUT) {
                 Tensor t = inputs.get(n.attrs().getString("name", n.name()));
@@ -300,27 +300,6 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             Tracing.complete("compiled run", "run", forwardStart, System.nanoTime() - forwardStart, null);
         }
         return out;
-    }
-
-    /**
-     * The outputs whose kernel writes straight into the caller's tensor instead of the arena (no copy
-     * after the forward: GPT-2's logits are 26 MB a sequence): a value a kernel computes, returned once,
-     * whose tensor has its dtype and is native memory that overlaps no input. The rest are copied out.
-     */
-    private Map<String, Tensor> directOutputs(Map<String, Tensor> inputs, Map<String, Tensor> out) {
-        Map<String, Tensor> direct = new HashMap<>();
-        List<String> names = model.source().outputs();
-        List<String> values = graph.outputs();
-        for (int i = 0; i < values.size(); i++) {
-            Node n = graph.node(values.get(i));
-            Tensor t = out.get(names.get(i));
-            boolean computed = !n.op().isSource() && !dev.lantern.kernel.KernelLowering.isFree(n, graph);
-            if (computed && values.indexOf(values.get(i)) == values.lastIndexOf(values.get(i)) && t.dtype() == n.type().dtype()
-                    && t.segment().isNative() && inputs.values().stream().noneMatch(x -> x.segment().asOverlappingSlice(t.segment()).isPresent())) {
-                direct.put(values.get(i), t);
-            }
-        }
-        return direct;
     }
 
     private View arenaView(String value, TensorType t) {
