@@ -97,7 +97,7 @@ public final class HeadAttentionKernel {
             }
         }
         for (int i = 0; i < s; i++) {
-            int cols = causal ? Math.min(t, i / MR * MR + MR) : t;
+            int cols = cols(causal, t, i / MR * MR);
             int valid = causal ? Math.min(t, i + 1) : t;
             int off = i * lds;
             if (mask != null) {

@@ -162,9 +162,7 @@ public final class CpuBench {
                         }
                     }
                     if (torch != null) {
-                        for (long t0 = System.nanoTime(); System.nanoTime() - t0 < LEAD_IN_NANOS; ) {
-                            torch.run();
-                        }
+                        leadIn(torch::run);
                         pt[i] = torch.run();
                         pc[i] = torch.lastCpuMs();
                         tick.run();
@@ -226,10 +224,17 @@ public final class CpuBench {
 
     /** Wall ms of one forward, after untimed ones for {@link #LEAD_IN_NANOS} when {@code leadIn}; its CPU ms on this thread into cpu[i]. */
     static double time(Runnable r, double[] cpu, int i, boolean leadIn) {
-        for (long t0 = System.nanoTime(); leadIn && System.nanoTime() - t0 < LEAD_IN_NANOS; ) {
-            r.run();
+        if (leadIn) {
+            leadIn(r);
         }
         return time(r, cpu, i);
+    }
+
+    /** Untimed forwards of one side for at least {@link #LEAD_IN_NANOS}. */
+    private static void leadIn(Runnable r) {
+        for (long t0 = System.nanoTime(); System.nanoTime() - t0 < LEAD_IN_NANOS; ) {
+            r.run();
+        }
     }
 
     /** Wall ms of one forward; its CPU ms on this thread into cpu[i]. */
