@@ -9,7 +9,8 @@
 #   scripts/bench/cpu-ab.sh gpt2:/tmp/lantern-bench/gpt2-small/model.onnx /tmp/ab/base /tmp/ab/new    # gpt2b8: for batch 8
 #   scripts/bench/cpu-ab.sh gemm:1024x1024x1024 /tmp/ab/base /tmp/ab/new      # one f32 GEMM (M×K×N), B not prepacked
 #
-# Each DIR holds lib/*.jar (lantern-core, lantern-bench and their dependencies).
+# Each DIR holds lib/*.jar (lantern-core, lantern-bench and their dependencies). AB_JAVA_OPTS adds JVM options, e.g. for
+# perf: AB_JAVA_OPTS="-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit" perf record -- scripts/bench/cpu-ab.sh ...
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 : "${JAVA_HOME:=/usr/lib/jvm/temurin-25-jdk-amd64}"
@@ -18,6 +19,6 @@ classes="$(mktemp -d)"
 trap 'rm -rf "$classes"' EXIT
 "$JAVA_HOME/bin/javac" -nowarn -d "$classes" --add-modules=jdk.incubator.vector -cp "$1/lib/*" scripts/bench/cpu-ab/*.java 2>&1 \
   | grep -v 'incubator' || true
-"$JAVA_HOME/bin/java" --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -Xss8m \
+"$JAVA_HOME/bin/java" ${AB_JAVA_OPTS:-} --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -Xss8m \
   -Dlantern.cpu.threads="${AB_THREADS:-1}" ${AB_WALL:+-Dab.wall=1} -cp "$classes" Ab "$target" "${AB_SECONDS:-45}" "$classes" "$@" 2>&1 \
   | grep -v 'WARNING: Using incubator'

@@ -20,8 +20,9 @@ import static dev.lantern.cpu.GemmKernel.NR;
  *     stride {@link #lda}); B into (KC × NR) panels (f32, zero-padded); no task packs anything and
  *     packing costs O(MK + KN);
  * <li>tasks are (batch, MC-row block, column block: {@link GemmTiles}) tiles of C, handed out dynamically; per K
- *     block a task runs the MR × NR (8 × 2 vectors, 4 × 2 on AVX2) micro-kernel over its panels into a per-thread f32
- *     tile buffer (a B panel, KC × NR = 32 KB with 512-bit vectors, stays in L1; the A block, MC × KC = 256 KB with 512-bit vectors, in L2),
+ *     block ({@link #kBlock}: all of K up to 3072 with 512-bit vectors, 256 on AVX2) a task runs the MR × NR (8 × 2
+ *     vectors, 4 × 2 on AVX2) micro-kernel over its panels into a per-thread f32 tile buffer (with 512-bit vectors
+ *     a B panel of K = 768 is 96 KB, in L2 beside the tile's A panels; on AVX2 a 16 KB panel stays in L1),
  *     touching the next panel ahead ({@link GemmTile});
  * <li>after the last K block, the epilogue (alpha, bias, activation, residual) runs row by row
  *     over the tile, still in L2, and stores to C in C's dtype.
@@ -31,16 +32,37 @@ import static dev.lantern.cpu.GemmKernel.NR;
 public final class Gemm {
     private Gemm() {}
 
-    static final int KC = 256;
     /**
-     * Rows of an A block (a multiple of MR): MC × KC f32 stays in L2 beside the MC × NC tile buffer,
-     * and each B panel fetched is reused by MC / MR micro-kernels. 256 with 512-bit vectors (256 KB
-     * + 512 KB; every AVX-512 core has at least 1 MB of L2): against 160, an M = 1024 GEMM fetches
-     * each B panel 4 times instead of 7, 1.02–1.08× faster on one core (GPT-2's shapes with a
-     * packed weight, 2026-12-04, in docs/cpu-backend.md). 160 on AVX2 (160 KB + 160 KB), whose
-     * cores may have 512 KB of L2.
+     * The deepest K block: a micro-kernel runs up to KC steps of k before its sums go back to the tile
+     * buffer. 3072 with 512-bit vectors, so that no GPT-2-sized K (768, 3072) is split at all: a B panel
+     * (KC × NR f32, 32 KB at KC = 256) fills a 32 KB L1 by itself, so blocking K never kept it there,
+     * and each further block only reloads the C tile and calls every micro-kernel again. Against 256
+     * (with MC 256), one core of an AMD EPYC (Zen 4: 32 KB L1, 1 MB L2), interleaved in one JVM,
+     * 2026-12-04: GPT-2 b1 1.03×, b8 1.04×, decoder-small 1.05×, cpu-small 1.02×, f32 1024³ 1.04×;
+     * M = 1..64 on packed weights 1.03–1.06× (to 112 GFLOP/s, the FMA units' peak). KC 512 and 768
+     * gained about half as much. 256 on AVX2. A deeper K is split evenly ({@link #kBlock}).
      */
-    static final int MC = MR == 8 ? 256 : 160;
+    static final int KC = MR == 8 ? 3072 : 256;
+
+    /**
+     * The K block of a GEMM of depth k: k in the fewest blocks of at most {@link #KC}, as even as
+     * multiples of 8 allow (K = 4096 is 2 × 2048, not 3072 + 1024). Every K block but the last is
+     * this deep; {@link PackedWeight} and the tiles agree on it through this method.
+     */
+    static int kBlock(int k) {
+        int blocks = Math.max(1, (k + KC - 1) / KC);
+        int per = (k + blocks - 1) / blocks;
+        return Math.min(KC, (per + 7) / 8 * 8);
+    }
+    /**
+     * Rows of an A block (a multiple of MR); each B panel fetched is reused by MC / MR micro-kernels.
+     * 128 with 512-bit vectors, whose K blocks run deep (K = 768: a 384 KB A block and a 256 KB
+     * tile buffer in L2): against 256 with KC 3072, one Zen 4 core, 2026-12-04, GPT-2 b1 1.01×, b8
+     * 1.01×, f32 1024³ 1.01× and 2048 × 1024 × 4096 1.03×. (With KC 256 an Intel Xeon had gained
+     * 1.02–1.08× from 256 over 160 at M = 1024.) 160 on AVX2 (160 KB + 160 KB), whose cores may have
+     * 512 KB of L2.
+     */
+    static final int MC = MR == 8 ? 128 : 160;
     static final int NC = 16 * NR;
     /**
      * How many tiles of C per thread {@link GemmTiles} aims at (with more than one thread): 1, so
@@ -224,7 +246,8 @@ public final class Gemm {
         }
         int nPad = (n + NR - 1) / NR * NR;
         int mPad = (m + MR - 1) / MR * MR;
-        int kBlocks = (k + KC - 1) / KC;
+        int kb0 = kBlock(k);
+        int kBlocks = (k + kb0 - 1) / kb0;
         // 1. pack A and B once per distinct batch offset (broadcast batches share one packing)
         int[] aIndex = new int[batches];
         long[] aDistinct = distinct(aOff, aIndex);
@@ -254,8 +277,8 @@ public final class Gemm {
             int g = t % bGroups;
             int kb = t / bGroups % kBlocks;
             int pi = t / bGroups / kBlocks;
-            int k0 = kb * KC;
-            int kc = Math.min(KC, k - k0);
+            int k0 = kb * kb0;
+            int kc = Math.min(kb0, k - k0);
             long base = pi * bSize + (long) k0 * nPad;
             for (int jp = g * 8; jp < Math.min(nPanels, g * 8 + 8); jp++) {
                 GemmPacking.packB(b, bDistinct[pi], k0, kc, jp * NR, n, bp, base + (long) jp * kc * NR, tmp, panel);

@@ -11,13 +11,13 @@ import static dev.lantern.cpu.GemmKernel.NR;
 
 /**
  * One (mc × nc) tile of C for {@link Gemm}: per K block, the micro-kernels over the tile's packed B
- * panels (each panel in L1 for all of the tile's A panels), into a per-thread f32 tile buffer; after
+ * panels (each panel reused from L1 or L2 by all of the tile's A panels), into a per-thread f32 tile buffer; after
  * the last K block, the epilogue row by row over the still-hot buffer, stored in C's dtype.
  *
- * <p><b>The next B panel is touched while this one is used.</b> A panel (KC × NR f32, 32 KB with
- * 512-bit vectors) comes from L3 or memory (the packed weights never stay in L2 between forwards)
- * and is then reused from L1 by every A panel of the tile. Left to itself, the whole fetch falls on
- * the first micro-kernel: the hardware prefetchers see no misses while the others run from L1, so
+ * <p><b>The next B panel is touched while this one is used.</b> A panel (kc × NR f32: 96 KB for K = 768
+ * with 512-bit vectors) comes from L3 or memory (the packed weights never stay in L2 between forwards)
+ * and is then reused from L1 or L2 by every A panel of the tile. Left to itself, the whole fetch falls on
+ * the first micro-kernel: the hardware prefetchers see no misses while the others reuse it, so
  * every new panel starts at memory's latency. So the first ⌈lines / (kc / 8)⌉ micro-kernels of a
  * panel run {@link GemmKernel#vector8PackedTouch}, which also loads one cache line of the next panel
  * every 8 k steps: the next panel arrives spread over this one's work (M = 128 and 16 A panels: the
@@ -67,8 +67,9 @@ final class GemmTile {
         int narrowRows = mc - (mPanels - 1) * MR;
         int wide = GemmNarrowKernel.takes(narrowRows) ? mPanels - 1 : mPanels;
         int sink = 0;
-        for (int k0 = 0; k0 < k; k0 += KC) {
-            int kc = Math.min(KC, k - k0);
+        int kb = Gemm.kBlock(k);
+        for (int k0 = 0; k0 < k; k0 += kb) {
+            int kc = Math.min(kb, k - k0);
             int aBlock = aBase + i0 * lda + (GemmKernel.PACKED_A ? MR * k0 : k0);
             long bBlock = bBase + (long) k0 * nPad + (long) (j0 / NR) * kc * NR;
             int steps = kc / 8; // the lines one touching kernel reaches: one every 8 k steps
@@ -80,9 +81,9 @@ final class GemmTile {
                     if (jr + 1 < nPanels) {
                         next = panel + (long) kc * NR;
                         lines = kc * NR / 16;
-                    } else if (k0 + KC < k) {
-                        int kcNext = Math.min(KC, k - k0 - KC);
-                        next = bBase + (long) (k0 + KC) * nPad + (long) (j0 / NR) * kcNext * NR;
+                    } else if (k0 + kb < k) {
+                        int kcNext = Math.min(kb, k - k0 - kb);
+                        next = bBase + (long) (k0 + kb) * nPad + (long) (j0 / NR) * kcNext * NR;
                         lines = kcNext * NR / 16;
                     }
                 }

@@ -7,7 +7,7 @@ import static dev.lantern.cpu.GemmKernel.NR;
 
 /**
  * A GEMM's B operand (K × N), a weight, packed once into the micro-kernel's panel order, so that a
- * forward reads the panels and packs nothing of B: per K block of {@link Gemm#KC}, the (kc × NR)
+ * forward reads the panels and packs nothing of B: per K block ({@link Gemm#kBlock}), the (kc × NR)
  * panels of every NR columns in turn, f32, zero-padded past N (the layout {@link Gemm} packs B into
  * per call). For GPT-2-small's vocabulary projection (768 × 50257, read transposed) packing per call
  * was a strided pass over 154 MB every forward.
@@ -31,12 +31,13 @@ public record PackedWeight(MemorySegment panels, int k, int n) {
         int nPad = (n + NR - 1) / NR * NR;
         MemorySegment bp = arena.allocate(Math.max(4, (long) nPad * k * 4), 64);
         Gemm.Matrix m = new Gemm.Matrix(b.segment(), b.dtype(), b.offset(), b.strides()[0], b.strides()[1]);
-        int kBlocks = (k + Gemm.KC - 1) / Gemm.KC;
+        int kb = Gemm.kBlock(k);
+        int kBlocks = (k + kb - 1) / kb;
         int nPanels = nPad / NR;
         Parallel.forEach(kBlocks * nPanels, task -> {
             int jp = task % nPanels;
-            int k0 = task / nPanels * Gemm.KC;
-            int kc = Math.min(Gemm.KC, k - k0);
+            int k0 = task / nPanels * kb;
+            int kc = Math.min(kb, k - k0);
             float[] col = new float[kc];
             float[] panel = new float[kc * NR];
             GemmPacking.packB(m, 0, k0, kc, jp * NR, n, bp, (long) k0 * nPad + (long) jp * kc * NR, col, panel);

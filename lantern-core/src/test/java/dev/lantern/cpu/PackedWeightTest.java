@@ -7,17 +7,22 @@ import dev.lantern.reference.RefTensor;
 import dev.lantern.tensor.Tensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.foreign.Arena;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * GEMM against a weight packed once ({@link PackedWeight}): the float64 reference on seeded
  * inputs, shapes whose M, N and K no tile divides (primes, M = 1..16 as in decode), B stored
- * plain or transposed and in bf16, K blocks whose next is short (the tile touches the next B panel
+ * plain or transposed and in bf16, K deeper than one block, the next short or ragged (the tile touches the next B panel
  * ahead: {@link GemmTile}); and bit-identical to the unpacked GEMM (same panels, same K order).
  */
 class PackedWeightTest {
@@ -27,10 +32,47 @@ class PackedWeightTest {
             "f32, 1, 768, 97, false, 1", "f32, 2, 257, 33, true, 2", "f32, 3, 31, 61, false, 3", "f32, 5, 513, 7, true, 4",
             "f32, 7, 300, 131, false, 5", "f32, 11, 64, 1, false, 6", "f32, 13, 1, 67, true, 7", "f32, 16, 259, 95, false, 8",
             "f32, 127, 263, 509, true, 9", "f32, 241, 97, 37, false, 10", "bf16, 9, 129, 71, true, 11", "f16, 17, 67, 45, false, 12",
-            // K blocks whose next is short or ragged, where GemmTile touches the next panel ahead: a last
-            // block of 8 or 76 rows, and M = 8 (one toucher a panel) to 257 (past one A block)
             "f32, 128, 264, 96, false, 13", "f32, 136, 1100, 80, false, 14", "f32, 257, 520, 65, true, 15", "f32, 8, 300, 33, false, 16"})
     void matchesTheFloat64Reference(String dtype, int m, int k, int n, boolean transB, long seed) {
+        check(dtype, m, k, n, transB, seed);
+    }
+
+    /**
+     * K deeper than one block ({@link Gemm#KC}, 3072 with 512-bit vectors, 256 on AVX2), where the
+     * sums go back to the tile buffer between blocks and GemmTile touches the next block's first
+     * panel ahead: two blocks (one deeper by 8, one ragged), three, a last block of 1..7 rows past
+     * an even split; M = 8 (one toucher a panel) to 257 (past one A block).
+     */
+    static Stream<Arguments> deepK() {
+        int kc = Gemm.KC;
+        return Stream.of(
+                Arguments.of(128, kc + 8, 96, false, 17L),
+                Arguments.of(136, 2 * kc + 3, 80, false, 18L),
+                Arguments.of(257, kc + 1, 65, true, 19L),
+                Arguments.of(8, 2 * kc - 5, 33, false, 20L),
+                Arguments.of(9, 3 * kc + 7, 17, true, 21L));
+    }
+
+    @ParameterizedTest(name = "m={0} k={1} n={2} transB={3} seed={4}")
+    @MethodSource("deepK")
+    void kDeeperThanOneBlockMatchesTheFloat64Reference(int m, int k, int n, boolean transB, long seed) {
+        check("f32", m, k, n, transB, seed);
+    }
+
+    @Test
+    void kBlocksAreTheFewestAndEven() {
+        for (int k = 1; k <= 4 * Gemm.KC + 100; k++) {
+            int kb = Gemm.kBlock(k);
+            int blocks = (k + kb - 1) / kb;
+            int last = k - (blocks - 1) * kb;
+            String at = "k=" + k + " block=" + kb;
+            assertTrue(kb <= Gemm.KC && kb % 8 == 0, at);
+            assertEquals((k + Gemm.KC - 1) / Gemm.KC, blocks, "the fewest blocks, " + at);
+            assertTrue(last > 0 && last <= kb && (blocks == 1 || last >= kb - 8 * blocks), "an even split, last " + last + ", " + at);
+        }
+    }
+
+    private static void check(String dtype, int m, int k, int n, boolean transB, long seed) {
         DType t = DType.parse(dtype);
         Tensor a = KernelTest.randn(DType.F32, seed, m, k);
         Tensor b = transB ? KernelTest.randn(t, seed + 1, n, k) : KernelTest.randn(t, seed + 1, k, n);
