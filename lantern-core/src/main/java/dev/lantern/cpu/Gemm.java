@@ -17,7 +17,7 @@ import static dev.lantern.cpu.GemmKernel.NR;
  * <ol>
  * <li>A and B are packed once per distinct batch, in parallel: A into a heap array (f32, MR-row
  *     panels, A[r, p] at panel + MR·p + r, rows padded to MR with zeros; without vectors, rows at
- *     stride {@link #lda}); B into (KC × NR) panels (f32, zero-padded); no task packs anything and
+ *     stride {@link #lda}); B into (kc × NR) panels per K block (f32, zero-padded); no task packs anything and
  *     packing costs O(MK + KN);
  * <li>tasks are (batch, MC-row block, column block: {@link GemmTiles}) tiles of C, handed out dynamically; per K
  *     block ({@link #kBlock}: all of K up to 3072 with 512-bit vectors, 256 on AVX2) a task runs the MR × NR (8 × 2
@@ -39,8 +39,9 @@ public final class Gemm {
      * and each further block only reloads the C tile and calls every micro-kernel again. Against 256
      * (with MC 256), one core of an AMD EPYC (Zen 4: 32 KB L1, 1 MB L2), interleaved in one JVM,
      * 2026-12-04: GPT-2 b1 1.03×, b8 1.04×, decoder-small 1.05×, cpu-small 1.02×, f32 1024³ 1.04×;
-     * M = 1..64 on packed weights 1.03–1.06× (to 112 GFLOP/s, the FMA units' peak). KC 512 and 768
-     * gained about half as much. 256 on AVX2. A deeper K is split evenly ({@link #kBlock}).
+     * M = 1..64 on packed weights 1.03–1.06× (to 112 GFLOP/s, the FMA units' peak). KC 512 gained
+     * less, KC 768 as much on b1 and less on b8 (docs/cpu-backend.md, "Deep K blocks"). 256 on AVX2.
+     * A deeper K is split evenly ({@link #kBlock}).
      */
     static final int KC = MR == 8 ? 3072 : 256;
 
@@ -54,6 +55,7 @@ public final class Gemm {
         int per = (k + blocks - 1) / blocks;
         return Math.min(KC, (per + 7) / 8 * 8);
     }
+
     /**
      * Rows of an A block (a multiple of MR); each B panel fetched is reused by MC / MR micro-kernels.
      * 128 with 512-bit vectors, whose K blocks run deep (K = 768: a 384 KB A block and a 256 KB

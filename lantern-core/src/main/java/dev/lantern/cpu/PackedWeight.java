@@ -38,8 +38,9 @@ public record PackedWeight(MemorySegment panels, int k, int n) {
             int jp = task % nPanels;
             int k0 = task / nPanels * kb;
             int kc = Math.min(kb, k - k0);
-            float[] col = new float[kc];
-            float[] panel = new float[kc * NR];
+            // the pool thread's packing rows (as Gemm's own packing of B): a panel is up to 384 KB with deep K blocks
+            float[] col = GemmTile.scratch()[1];
+            float[] panel = GemmTile.scratch()[4];
             GemmPacking.packB(m, 0, k0, kc, jp * NR, n, bp, (long) k0 * nPad + (long) jp * kc * NR, col, panel);
         });
         return new PackedWeight(bp, k, n);
