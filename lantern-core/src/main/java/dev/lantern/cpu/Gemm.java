@@ -48,12 +48,13 @@ public final class Gemm {
     /**
      * The K block of a GEMM of depth k: k in the fewest blocks of at most {@link #KC}, as even as
      * multiples of 8 allow (K = 4096 is 2 × 2048, not 3072 + 1024). Every K block but the last is
-     * this deep; {@link PackedWeight} and the tiles agree on it through this method.
+     * this deep; {@link PackedWeight} and the tiles agree on it through this method. At least 8, so
+     * that K = 0 is zero blocks rather than a division by zero.
      */
     static int kBlock(int k) {
         int blocks = Math.max(1, (k + KC - 1) / KC);
         int per = (k + blocks - 1) / blocks;
-        return Math.min(KC, (per + 7) / 8 * 8);
+        return Math.min(KC, Math.max(8, (per + 7) / 8 * 8));
     }
 
     /**

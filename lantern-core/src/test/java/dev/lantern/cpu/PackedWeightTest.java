@@ -61,6 +61,7 @@ class PackedWeightTest {
 
     @Test
     void kBlocksAreTheFewestAndEven() {
+        assertEquals(0, (0 + Gemm.kBlock(0) - 1) / Gemm.kBlock(0), "K = 0 is no block");
         for (int k = 1; k <= 4 * Gemm.KC + 100; k++) {
             int kb = Gemm.kBlock(k);
             int blocks = (k + kb - 1) / kb;
