@@ -65,10 +65,7 @@ public final class OpKernels {
             case RESHAPE -> Copy.reshape(in.getFirst(), out);
             case PERMUTE -> Copy.run(in.getFirst().permute(a.getInts("perm")), out);
             case TRANSPOSE -> Copy.run(in.getFirst().permute(Shape.transposePerm(out.rank(), a.getInt("dim0", 0), a.getInt("dim1", 0))), out);
-            case SLICE -> {
-                int axis = axis(a.getInt("axis", 0), out.rank());
-                Copy.run(in.getFirst().slice(axis, a.getInt("start", 0), a.getInt("end", 0)), out);
-            }
+            case SLICE -> Copy.run(slice(in.getFirst(), a), out);
             case CONCAT -> Copy.concat(in, axis(a.getInt("axis", 0), out.rank()), out);
             case GATHER -> Gather.run(in.get(0), in.get(1), axis(a.getInt("axis", 0), in.get(0).rank()), out);
             case ATTENTION -> {
@@ -94,6 +91,11 @@ public final class OpKernels {
             r[axis(ax, rank)] = true;
         }
         return r;
+    }
+
+    /** The elements a slice node with attributes {@code a} takes from {@code in}: a view, no copy. */
+    public static View slice(View in, Attrs a) {
+        return in.slice(axis(a.getInt("axis", 0), in.rank()), a.getInt("start", 0), a.getInt("end", 0));
     }
 
     static int axis(int axis, int rank) {

@@ -3,6 +3,7 @@ package dev.lantern.engine;
 import dev.lantern.cpu.EagerExecutor;
 import dev.lantern.cpu.PackedWeight;
 import dev.lantern.cpu.Elementwise;
+import dev.lantern.cpu.OpKernels;
 import dev.lantern.cpu.View;
 import dev.lantern.engine.cpu.FusedKernels;
 import dev.lantern.engine.cpu.SliceInPlace;
@@ -226,10 +227,7 @@ public final class CompiledCpuExecutor implements AutoCloseable {
             } else if (!n.op().isSource() && dev.lantern.kernel.KernelLowering.isFree(n, graph)) {
                 env.put(n.name(), EagerExecutor.freeView(n, env.get(n.input(0))));
             } else if (slicesInPlace.contains(n.name())) {
-                View src = env.get(n.input(0));
-                int axis = n.attrs().getInt("axis", 0);
-                axis = axis < 0 ? axis + src.rank() : axis;
-                env.put(n.name(), src.slice(axis, n.attrs().getInt("start", 0), n.attrs().getInt("end", 0)));
+                env.put(n.name(), OpKernels.slice(env.get(n.input(0)), n.attrs()));
             } else if (!n.op().isSource()) {
                 Tensor t = direct.get(n.name());
                 env.put(n.name(), t != null ? View.of(t).reshape(n.type().shape()) : arenaView(n.name(), n.type()));

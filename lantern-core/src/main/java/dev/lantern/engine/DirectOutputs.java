@@ -2,6 +2,7 @@ package dev.lantern.engine;
 
 import dev.lantern.ir.Graph;
 import dev.lantern.ir.Node;
+import dev.lantern.kernel.KernelLowering;
 import dev.lantern.tensor.Tensor;
 
 import java.util.HashMap;
@@ -23,7 +24,7 @@ final class DirectOutputs {
         for (int i = 0; i < values.size(); i++) {
             Node n = graph.node(values.get(i));
             Tensor t = out.get(names.get(i));
-            boolean computed = !n.op().isSource() && !dev.lantern.kernel.KernelLowering.isFree(n, graph);
+            boolean computed = !n.op().isSource() && !KernelLowering.isFree(n, graph);
             if (computed && values.indexOf(values.get(i)) == values.lastIndexOf(values.get(i)) && t.dtype() == n.type().dtype()
                     && t.segment().isNative() && inputs.values().stream().noneMatch(x -> x.segment().asOverlappingSlice(t.segment()).isPresent())) {
                 direct.put(values.get(i), t);
